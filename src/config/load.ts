@@ -1,0 +1,123 @@
+// Loads configuration: defaults < TOML file (--config) < environment < command-line flags.
+// Every value is checked against the schema; errors name the key and where it came from.
+import { readFileSync } from "node:fs";
+import type { Config, Key } from "./schema.ts";
+import { entries, envNames, SCHEMA } from "./schema.ts";
+
+export class ConfigError extends Error {}
+
+export function defaults(): Config {
+  const out: Record<string, unknown> = {};
+  for (const [k, e] of entries()) out[k] = structuredClone(e.default);
+  return out as Config;
+}
+
+function coerce(key: Key, raw: unknown, from: string): unknown {
+  const e = SCHEMA[key];
+  const fail = (why: string) => new ConfigError(`${key} (from ${from}): ${why}`);
+  const fromString = typeof raw === "string" && from !== "file";
+  switch (e.type) {
+    case "string":
+      if (typeof raw !== "string") throw fail("expected a string");
+      return raw;
+    case "int": {
+      const n = fromString ? Number(raw) : raw;
+      if (typeof n !== "number" || !Number.isSafeInteger(n)) throw fail(`expected an integer, got ${String(raw)}`);
+      if ("min" in e && e.min !== undefined && n < e.min) throw fail(`must be at least ${e.min}`);
+      if ("max" in e && e.max !== undefined && n > e.max) throw fail(`must be at most ${e.max}`);
+      return n;
+    }
+    case "bool":
+      if (fromString) {
+        if (raw === "true" || raw === "1") return true;
+        if (raw === "false" || raw === "0") return false;
+      }
+      if (typeof raw !== "boolean") throw fail("expected true or false");
+      return raw;
+    case "string[]": {
+      const arr = fromString ? (raw as string).split(",").filter((x) => x !== "") : raw;
+      if (!Array.isArray(arr) || !arr.every((x) => typeof x === "string")) throw fail("expected a list of strings");
+      return arr;
+    }
+  }
+}
+
+/** Flattens TOML tables into dotted keys: [limits] maxLimit = 1 → limits.maxLimit. */
+function flatten(obj: Record<string, unknown>, prefix = "", out: Record<string, unknown> = {}) {
+  for (const [k, v] of Object.entries(obj)) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    if (v !== null && typeof v === "object" && !Array.isArray(v) && !(key in SCHEMA))
+      flatten(v as Record<string, unknown>, key, out);
+    else out[key] = v;
+  }
+  return out;
+}
+
+export function parseConfigFile(text: string, path: string): Record<string, unknown> {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = Bun.TOML.parse(text) as Record<string, unknown>;
+  } catch (e) {
+    throw new ConfigError(`${path}: ${(e as Error).message}`);
+  }
+  return flatten(parsed);
+}
+
+export interface Sources {
+  file?: string;
+  env?: Record<string, string | undefined>;
+  flags?: Record<string, string>;
+}
+
+export function loadConfig(src: Sources = {}): Config {
+  const cfg = defaults() as Record<string, unknown>;
+  const apply = (layer: Record<string, unknown>, from: string) => {
+    for (const [k, v] of Object.entries(layer)) {
+      if (!(k in SCHEMA)) throw new ConfigError(`unknown setting '${k}' (from ${from})`);
+      cfg[k] = coerce(k as Key, v, from);
+    }
+  };
+  if (src.file) {
+    let text: string;
+    try {
+      text = readFileSync(src.file, "utf8");
+    } catch (e) {
+      throw new ConfigError(`cannot read config file ${src.file}: ${(e as Error).message}`);
+    }
+    apply(parseConfigFile(text, src.file), "file");
+  }
+  const env = src.env ?? {};
+  const fromEnv: Record<string, unknown> = {};
+  for (const [k] of entries())
+    for (const name of envNames(k)) if (env[name] !== undefined && env[name] !== "") fromEnv[k] = env[name];
+  apply(fromEnv, "env");
+  const fromFlags: Record<string, unknown> = {};
+  for (const [name, v] of Object.entries(src.flags ?? {})) {
+    const key = entries().find(([k, e]) => k === name || e.flag === name)?.[0];
+    if (!key) throw new ConfigError(`unknown option --${name}`);
+    fromFlags[key] = v;
+  }
+  apply(fromFlags, "flag");
+  if ((cfg["limits.defaultLimit"] as number) > (cfg["limits.maxLimit"] as number))
+    throw new ConfigError("limits.defaultLimit must not exceed limits.maxLimit");
+  return cfg as Config;
+}
+
+/** A commented TOML sample with every key at its default. */
+export function sampleConfig(): string {
+  const lines: string[] = ["# Relay configuration. Every key is optional; shown at its default.", ""];
+  let section = "";
+  for (const [k, e] of entries()) {
+    const dot = k.indexOf(".");
+    const sec = dot === -1 ? "" : k.slice(0, dot);
+    const name = dot === -1 ? k : k.slice(dot + 1);
+    if (sec !== section) {
+      lines.push("", `[${sec}]`);
+      section = sec;
+    }
+    const restart = e.live ? "" : " (restart to change)";
+    lines.push(`# ${e.doc}${restart}; env ${envNames(k).join(" or ")}`);
+    lines.push(`${name} = ${JSON.stringify(e.default)}`);
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,91 @@
+// The configuration, declared once. Every key's type, default, one-line doc and whether it can
+// change while running come from this table; the Config type, validation, env/flag names, the
+// sample file, docs and the NIP-11 `limitation` object are all derived from it.
+
+type Kind = "string" | "int" | "bool" | "string[]" | "int[]";
+interface Entry<K extends Kind, V> {
+  type: K;
+  default: V;
+  doc: string;
+  /** true: may change on reload; false: needs a restart */
+  live: boolean;
+  /** extra environment variable and flag names operators expect (`RELAY_PORT`, `--port`) */
+  env?: string;
+  flag?: string;
+  min?: number;
+  max?: number;
+}
+type AnyEntry =
+  | Entry<"string", string>
+  | Entry<"int", number>
+  | Entry<"bool", boolean>
+  | Entry<"string[]", string[]>
+  | Entry<"int[]", number[]>;
+
+const s = (d: string, doc: string, live: boolean, extra: Partial<Entry<"string", string>> = {}) =>
+  ({ type: "string", default: d, doc, live, ...extra }) as const;
+const i = (d: number, doc: string, live: boolean, extra: Partial<Entry<"int", number>> = {}) =>
+  ({ type: "int", default: d, doc, live, min: 0, ...extra }) as const;
+const b = (d: boolean, doc: string, live: boolean) => ({ type: "bool", default: d, doc, live }) as const;
+const sa = (d: string[], doc: string, live: boolean) => ({ type: "string[]", default: d, doc, live }) as const;
+
+export const SCHEMA = {
+  host: s("127.0.0.1", "address to listen on", false, { env: "RELAY_HOST", flag: "host" }),
+  port: i(7777, "TCP port for WebSocket and HTTP (0 picks a free port)", false, {
+    env: "RELAY_PORT",
+    flag: "port",
+    max: 65535,
+  }),
+  data: s("./data", "directory of the LMDB environment", false, { env: "RELAY_DATA", flag: "data" }),
+  publicUrl: s("", "public wss:// URL of this relay, accepted in NIP-42 and NIP-62 relay tags", true),
+
+  "info.name": s("bunstr relay", "relay name shown in NIP-11", true),
+  "info.description": s("A Nostr relay on Bun and LMDB", "relay description shown in NIP-11", true),
+  "info.pubkey": s("", "hex pubkey of the operator (NIP-11)", true),
+  "info.contact": s("", "operator contact URI (NIP-11)", true),
+  "info.icon": s("", "URL of an icon for the relay (NIP-11)", true),
+
+  "limits.maxMessageBytes": i(131072, "largest client frame accepted, in bytes", false, { min: 1024 }),
+  "limits.maxSubscriptions": i(50, "open subscriptions allowed per connection", true, { min: 1 }),
+  "limits.maxFilters": i(10, "filters allowed in one REQ or COUNT", true, { min: 1 }),
+  "limits.maxFilterValues": i(1000, "values allowed in one filter array (ids, authors, kinds, #x)", true, {
+    min: 1,
+  }),
+  "limits.maxLimit": i(5000, "largest `limit` honoured; larger ones are clamped", true, { min: 1 }),
+  "limits.defaultLimit": i(500, "limit applied to filters that give none", true, { min: 1 }),
+  "limits.maxSubidLength": i(64, "longest subscription id, in characters", true, { min: 1 }),
+  "limits.maxEventTags": i(2000, "most tags one event may carry", true),
+  "limits.maxTagValues": i(100, "most strings in one tag", true, { min: 1 }),
+  "limits.maxContentLength": i(102400, "longest event content, in characters", true),
+  "limits.createdAtFutureSeconds": i(900, "refuse events dated more than this far in the future", true),
+  "limits.createdAtPastSeconds": i(0, "refuse events older than this many seconds (0 = no limit)", true),
+  "limits.idleTimeoutSeconds": i(120, "close connections silent this long (pings are sent before)", false, {
+    min: 0,
+    max: 960,
+  }),
+  "limits.maxOutboundBytes": i(16777216, "outbound bytes queued per connection before it is closed", false, {
+    min: 65536,
+  }),
+
+  "writer.maxBatch": i(2048, "most events committed in one write transaction", false, { min: 1 }),
+  "query.yieldEvery": i(512, "index entries scanned before a query yields to other connections", false, {
+    min: 16,
+  }),
+  "log.level": s("info", "one of debug, info, warn, error", true),
+  "http.cors": b(true, "send CORS headers on HTTP answers", true),
+  "nip11.extraNips": sa([], "further NIP numbers to advertise (as strings)", true),
+} as const satisfies Record<string, AnyEntry>;
+
+export type Key = keyof typeof SCHEMA;
+type ValueOf<E> = E extends { default: infer V } ? (V extends readonly string[] ? string[] : V) : never;
+type Widen<V> = V extends string ? string : V extends number ? number : V extends boolean ? boolean : V;
+export type Config = { readonly [K in Key]: Widen<ValueOf<(typeof SCHEMA)[K]>> };
+
+export const entries = (): [Key, AnyEntry][] => Object.entries(SCHEMA) as [Key, AnyEntry][];
+
+/** RELAY_LIMITS_MAX_LIMIT for limits.maxLimit; plus the operator aliases. */
+export function envNames(key: Key): string[] {
+  const e = SCHEMA[key] as AnyEntry;
+  const generated = `RELAY_${key.replace(/\./g, "_").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase()}`;
+  return e.env && e.env !== generated ? [e.env, generated] : [generated];
+}

@@ -1,0 +1,37 @@
+// A live subscription: its filters, its frame prefix, and the high-water mark that splits stored
+// results from live ones. Until EOSE, live matches wait in `pending` so they follow the stored
+// answer; stored serials at or below `hwm` are never delivered live (they were in the answer).
+import type { Filter } from "../nostr/filter.ts";
+import type { Conn } from "../server/connection.ts";
+import { eventFrame, eventPrefix } from "../wire/frames.ts";
+import type { LiveSub } from "./live-index.ts";
+
+/** Live events held for one subscription while its stored answer is still being sent. */
+export const MAX_PENDING = 10_000;
+
+export class Subscription implements LiveSub {
+  readonly prefix: string;
+  stamp = 0;
+  pending: string[] | null = [];
+  cancelled = false;
+
+  constructor(
+    readonly conn: Conn,
+    readonly subId: string,
+    readonly filters: readonly Filter[],
+    readonly hwm: number,
+  ) {
+    this.prefix = eventPrefix(subId);
+  }
+
+  /** Delivers a live event; `serial` is undefined for ephemeral events. */
+  deliver(json: string, serial: number | undefined): void {
+    if (this.cancelled || (serial !== undefined && serial <= this.hwm)) return;
+    const frame = eventFrame(this.prefix, json);
+    if (this.pending) {
+      if (this.pending.length < MAX_PENDING) this.pending.push(frame);
+      return;
+    }
+    this.conn.send(frame);
+  }
+}

@@ -1,0 +1,35 @@
+// What handlers share: configuration, the store and its writer, the live index and counters.
+import type { Config } from "../config/schema.ts";
+import type { LiveIndex } from "../fanout/live-index.ts";
+import type { Subscription } from "../fanout/subscription.ts";
+import type { Store } from "../store/store.ts";
+import type { Writer } from "../store/writer.ts";
+import type { SchnorrBackend } from "../verify/verify.ts";
+
+export interface Counters {
+  framesIn: Record<string, number>;
+  eventsAccepted: number;
+  eventsRejected: Record<string, number>;
+  queriesByIndex: Record<string, number>;
+}
+
+export interface RelayContext {
+  config: Config;
+  store: Store;
+  writer: Writer;
+  live: LiveIndex<Subscription>;
+  verifier: SchnorrBackend;
+  counters: Counters;
+  startedAt: number;
+}
+
+export const newCounters = (): Counters => ({
+  framesIn: {},
+  eventsAccepted: 0,
+  eventsRejected: {},
+  queriesByIndex: {},
+});
+
+export const bump = (rec: Record<string, number>, key: string, by = 1): void => {
+  rec[key] = (rec[key] ?? 0) + by;
+};

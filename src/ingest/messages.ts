@@ -1,0 +1,78 @@
+// The client-to-relay vocabulary and the one gate every frame passes: size, JSON, verb and
+// arity. Field-level checks (events, filters) happen in the handlers with the same Reject type.
+
+export type ClientMessage =
+  | { type: "EVENT"; event: unknown }
+  | { type: "REQ"; subId: string; filters: unknown[] }
+  | { type: "COUNT"; subId: string; filters: unknown[] }
+  | { type: "CLOSE"; subId: string }
+  | { type: "AUTH"; event: unknown };
+
+/** A frame that could not be understood; answered with NOTICE (or OK false when an id is known). */
+export interface Unreadable {
+  type: "unreadable";
+  notice: string;
+  /** set when the frame was an EVENT whose id could be read, so the answer can be an OK */
+  eventId?: string;
+  /** set when the frame was a REQ/COUNT with a readable id, so the answer can be a CLOSED */
+  subId?: string;
+}
+
+export interface GateLimits {
+  maxMessageBytes: number;
+  maxSubidLength: number;
+  maxFilters: number;
+}
+
+const unreadable = (notice: string, extra: Partial<Unreadable> = {}): Unreadable => ({
+  type: "unreadable",
+  notice,
+  ...extra,
+});
+
+export function readFrame(text: string, byteLength: number, lim: GateLimits): ClientMessage | Unreadable {
+  if (byteLength > lim.maxMessageBytes)
+    return unreadable(`invalid: message is larger than ${lim.maxMessageBytes} bytes`);
+  let msg: unknown;
+  try {
+    msg = JSON.parse(text);
+  } catch {
+    return unreadable("invalid: message is not valid JSON");
+  }
+  if (!Array.isArray(msg) || typeof msg[0] !== "string")
+    return unreadable("invalid: message must be a JSON array whose first element is a verb");
+  const verb = msg[0];
+  switch (verb) {
+    case "EVENT":
+    case "AUTH": {
+      if (msg.length !== 2 || typeof msg[1] !== "object" || msg[1] === null || Array.isArray(msg[1])) {
+        const id = (msg[1] as { id?: unknown } | undefined)?.id;
+        return unreadable(`invalid: ${verb} must be ["${verb}", <event object>]`, {
+          eventId: typeof id === "string" ? id : undefined,
+        });
+      }
+      return { type: verb, event: msg[1] };
+    }
+    case "REQ":
+    case "COUNT": {
+      const subId = msg[1];
+      if (typeof subId !== "string" || subId.length === 0)
+        return unreadable(`invalid: ${verb} needs a non-empty subscription id string`);
+      if (subId.length > lim.maxSubidLength)
+        return unreadable(`invalid: subscription id is longer than ${lim.maxSubidLength} characters`);
+      const filters = msg.slice(2);
+      if (filters.length === 0) return unreadable(`invalid: ${verb} needs at least one filter`, { subId });
+      if (filters.length > lim.maxFilters)
+        return unreadable(`invalid: more than ${lim.maxFilters} filters`, { subId });
+      return { type: verb, subId, filters };
+    }
+    case "CLOSE": {
+      const subId = msg[1];
+      if (msg.length !== 2 || typeof subId !== "string")
+        return unreadable('invalid: CLOSE must be ["CLOSE", <subscription id>]');
+      return { type: "CLOSE", subId };
+    }
+    default:
+      return unreadable(`invalid: unknown message type ${JSON.stringify(verb.slice(0, 32))}`);
+  }
+}

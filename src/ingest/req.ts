@@ -1,0 +1,95 @@
+// REQ, COUNT and CLOSE: filters are checked at one gate, stored results are sent newest first,
+// then EOSE, then whatever arrived live meanwhile; the subscription stays until CLOSE or replace.
+import { Subscription } from "../fanout/subscription.ts";
+import type { Filter } from "../nostr/filter.ts";
+import { parseFilter } from "../nostr/filter.ts";
+import type { QueryOptions } from "../store/query.ts";
+import { countQuery, runQuery } from "../store/query.ts";
+import type { Conn } from "../server/connection.ts";
+import { closedFrame, countFrame, eoseFrame, eventFrame } from "../wire/frames.ts";
+import type { Reject } from "../wire/reasons.ts";
+import { error, isReject, rateLimited, unsupported } from "../wire/reasons.ts";
+import type { RelayContext } from "./context.ts";
+import { bump } from "./context.ts";
+
+export function parseFilters(ctx: RelayContext, raws: unknown[]): Filter[] | Reject {
+  const out: Filter[] = [];
+  for (const raw of raws) {
+    const f = parseFilter(raw, { maxFilterValues: ctx.config["limits.maxFilterValues"] });
+    if (isReject(f)) return f;
+    if (f.search !== undefined) return unsupported("search (NIP-50) is not available on this relay yet");
+    out.push(f);
+  }
+  return out;
+}
+
+function queryOptions(ctx: RelayContext, hwm: number, cancelled: () => boolean): QueryOptions {
+  const c = ctx.config;
+  return {
+    hwm,
+    defaultLimit: c["limits.defaultLimit"],
+    maxLimit: c["limits.maxLimit"],
+    yieldEvery: c["query.yieldEvery"],
+    cancelled,
+    onPlan: (index) => bump(ctx.counters.queriesByIndex, index),
+  };
+}
+
+export function closeSubscription(ctx: RelayContext, conn: Conn, subId: string): void {
+  const sub = conn.subs.get(subId);
+  if (!sub) return;
+  sub.cancelled = true;
+  ctx.live.remove(sub);
+  conn.subs.delete(subId);
+}
+
+export async function handleReq(ctx: RelayContext, conn: Conn, subId: string, raws: unknown[]): Promise<void> {
+  const filters = parseFilters(ctx, raws);
+  closeSubscription(ctx, conn, subId); // a REQ with a known id replaces that subscription
+  if (isReject(filters)) {
+    conn.send(closedFrame(subId, filters));
+    return;
+  }
+  const max = ctx.config["limits.maxSubscriptions"];
+  if (conn.subs.size >= max) {
+    conn.send(closedFrame(subId, rateLimited(`too many open subscriptions (at most ${max})`)));
+    return;
+  }
+  const sub = new Subscription(conn, subId, filters, ctx.writer.visibleSerial);
+  conn.subs.set(subId, sub);
+  ctx.live.add(sub);
+  const cancelled = () => sub.cancelled || conn.closed;
+  let stored: string[] | undefined;
+  try {
+    stored = await runQuery(ctx.store, filters, queryOptions(ctx, sub.hwm, cancelled));
+  } catch (e) {
+    closeSubscription(ctx, conn, subId);
+    conn.send(closedFrame(subId, error(`query failed: ${(e as Error).message}`)));
+    return;
+  }
+  if (!stored || cancelled()) return;
+  const frames = stored.map((json) => eventFrame(sub.prefix, json));
+  frames.push(eoseFrame(subId));
+  if (!(await conn.sendAll(frames, cancelled))) return;
+  // Live matches that arrived meanwhile follow EOSE in arrival order, before any newer ones.
+  while (sub.pending && sub.pending.length > 0) {
+    const batch = sub.pending;
+    sub.pending = [];
+    if (!(await conn.sendAll(batch, cancelled))) return;
+  }
+  sub.pending = null;
+}
+
+export async function handleCount(ctx: RelayContext, conn: Conn, subId: string, raws: unknown[]): Promise<void> {
+  const filters = parseFilters(ctx, raws);
+  if (isReject(filters)) {
+    conn.send(closedFrame(subId, filters));
+    return;
+  }
+  try {
+    const n = await countQuery(ctx.store, filters, queryOptions(ctx, ctx.writer.visibleSerial, () => conn.closed));
+    if (n !== undefined) conn.send(countFrame(subId, n));
+  } catch (e) {
+    conn.send(closedFrame(subId, error(`count failed: ${(e as Error).message}`)));
+  }
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bun
+// The one entry point: `relay [command] [options]`. Each command is a file in src/cli/.
+import pkg from "../package.json" with { type: "json" };
+import { ConfigError } from "./config/load.ts";
+
+interface Command {
+  help: string;
+  run(argv: string[]): Promise<number>;
+}
+
+const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> = {
+  serve: { about: "run the relay (default)", load: () => import("./cli/serve.ts") },
+  config: { about: "print the documented default configuration", load: () => import("./cli/config.ts") },
+};
+
+function usage(): string {
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.about}`);
+  return `relay ${pkg.version}: a Nostr relay on Bun and LMDB
+
+usage: relay [command] [options]
+
+commands:
+${lines.join("\n")}
+
+'relay <command> --help' tells more.`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const first = argv[0];
+  if (first === "--version" || first === "-v") {
+    console.log(pkg.version);
+    return 0;
+  }
+  if (first === "--help" || first === "-h" || first === "help") {
+    console.log(usage());
+    return 0;
+  }
+  const named = first !== undefined && !first.startsWith("-");
+  const name = named ? first : "serve";
+  const entry = COMMANDS[name];
+  if (!entry) {
+    console.error(`relay: unknown command '${name}'\n\n${usage()}`);
+    return 2;
+  }
+  const cmd = await entry.load();
+  const rest = named ? argv.slice(1) : argv;
+  if (rest.includes("--help") || rest.includes("-h")) {
+    console.log(cmd.help);
+    return 0;
+  }
+  return cmd.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    const msg = e instanceof ConfigError ? `configuration error: ${e.message}` : (e as Error).message;
+    console.error(`relay: ${msg}`);
+    process.exit(e instanceof ConfigError ? 78 : 1);
+  },
+);

@@ -1,0 +1,57 @@
+// Per-connection state and the only place frames are written to a socket. Sending honours
+// backpressure: bulk answers wait for `drain`; a socket that cannot keep up with live traffic
+// is closed by Bun once its queue passes limits.maxOutboundBytes.
+import type { ServerWebSocket } from "bun";
+import type { Subscription } from "../fanout/subscription.ts";
+
+export interface ConnData {
+  conn?: Conn;
+  ip: string;
+}
+
+/** Bulk answers pause once this much is queued and resume on drain. */
+const BULK_HIGH_WATER = 1 << 20;
+
+let nextId = 1;
+
+export class Conn {
+  readonly id = nextId++;
+  readonly subs = new Map<string, Subscription>();
+  closed = false;
+  private drainWaiters: (() => void)[] = [];
+
+  constructor(
+    readonly ws: ServerWebSocket<ConnData>,
+    readonly ip: string,
+  ) {}
+
+  /** Sends one text frame; false when the socket is gone or dropped the frame. */
+  send(frame: string): boolean {
+    if (this.closed) return false;
+    return this.ws.send(frame) !== 0;
+  }
+
+  /** Sends frames in order, waiting for the socket to drain when its queue is long. */
+  async sendAll(frames: readonly string[], isCancelled: () => boolean): Promise<boolean> {
+    let i = 0;
+    while (i < frames.length) {
+      if (this.closed || isCancelled()) return false;
+      this.ws.cork(() => {
+        while (i < frames.length && this.ws.getBufferedAmount() < BULK_HIGH_WATER) this.ws.send(frames[i++]!);
+      });
+      if (i < frames.length) await new Promise<void>((r) => this.drainWaiters.push(r));
+    }
+    return !this.closed;
+  }
+
+  onDrain(): void {
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  onClose(): void {
+    this.closed = true;
+    this.onDrain();
+  }
+}

@@ -1,0 +1,38 @@
+// The NIP-11 relay information document, built from the same configuration numbers the gate
+// enforces, so what is advertised is what is applied.
+import pkg from "../../package.json" with { type: "json" };
+import type { Config } from "../config/schema.ts";
+
+/** NIPs that work end to end on this build. */
+export const SUPPORTED_NIPS = [1, 11, 45];
+
+export function relayInfo(c: Config): Record<string, unknown> {
+  const extra = c["nip11.extraNips"].map(Number).filter(Number.isInteger);
+  const info: Record<string, unknown> = {
+    name: c["info.name"],
+    description: c["info.description"],
+    software: pkg.name,
+    version: pkg.version,
+    supported_nips: [...new Set([...SUPPORTED_NIPS, ...extra])].sort((a, b) => a - b),
+    limitation: {
+      max_message_length: c["limits.maxMessageBytes"],
+      max_subscriptions: c["limits.maxSubscriptions"],
+      max_filters: c["limits.maxFilters"],
+      max_limit: c["limits.maxLimit"],
+      default_limit: c["limits.defaultLimit"],
+      max_subid_length: c["limits.maxSubidLength"],
+      max_event_tags: c["limits.maxEventTags"],
+      max_content_length: c["limits.maxContentLength"],
+      min_pow_difficulty: 0,
+      auth_required: false,
+      payment_required: false,
+      restricted_writes: false,
+      created_at_lower_limit: c["limits.createdAtPastSeconds"],
+      created_at_upper_limit: c["limits.createdAtFutureSeconds"],
+    },
+  };
+  if (c["info.pubkey"]) info.pubkey = c["info.pubkey"];
+  if (c["info.contact"]) info.contact = c["info.contact"];
+  if (c["info.icon"]) info.icon = c["info.icon"];
+  return info;
+}

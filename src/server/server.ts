@@ -1,0 +1,99 @@
+// Bun.serve with one fetch handler (HTTP routes and WebSocket upgrade) and one websocket
+// handler set. Owns sockets and routes parsed frames to the ingest handlers; no storage here.
+import type { Server } from "bun";
+import type { RelayContext } from "../ingest/context.ts";
+import { bump } from "../ingest/context.ts";
+import { handleEvent } from "../ingest/event.ts";
+import type { ClientMessage } from "../ingest/messages.ts";
+import { readFrame } from "../ingest/messages.ts";
+import { closeSubscription, handleCount, handleReq } from "../ingest/req.ts";
+import { closedFrame, noticeFrame, okFrame } from "../wire/frames.ts";
+import { invalid } from "../wire/reasons.ts";
+import type { ConnData } from "./connection.ts";
+import { Conn } from "./connection.ts";
+import { handleHttp } from "./http.ts";
+
+export function startServer(ctx: RelayContext): { server: Server<ConnData>; conns: Set<Conn> } {
+  const c = ctx.config;
+  const conns = new Set<Conn>();
+  const maxBytes = c["limits.maxMessageBytes"];
+  const gate = () => ({
+    maxMessageBytes: ctx.config["limits.maxMessageBytes"],
+    maxSubidLength: ctx.config["limits.maxSubidLength"],
+    maxFilters: ctx.config["limits.maxFilters"],
+  });
+
+  const route = (conn: Conn, m: ClientMessage): void => {
+    bump(ctx.counters.framesIn, m.type);
+    switch (m.type) {
+      case "EVENT":
+        void handleEvent(ctx, conn, m.event);
+        return;
+      case "REQ":
+        void handleReq(ctx, conn, m.subId, m.filters);
+        return;
+      case "COUNT":
+        void handleCount(ctx, conn, m.subId, m.filters);
+        return;
+      case "CLOSE":
+        closeSubscription(ctx, conn, m.subId);
+        return;
+      case "AUTH": {
+        const id = (m.event as { id?: unknown }).id;
+        conn.send(okFrame(typeof id === "string" ? id : "", false, "unsupported: AUTH is not enabled on this relay"));
+        return;
+      }
+      default:
+        m satisfies never;
+    }
+  };
+
+  const server = Bun.serve<ConnData>({
+    hostname: c.host,
+    port: c.port,
+    fetch(req, srv) {
+      if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
+        const ip = srv.requestIP(req)?.address ?? "unknown";
+        if (srv.upgrade(req, { data: { ip } })) return undefined;
+        return new Response("WebSocket upgrade failed\n", { status: 400 });
+      }
+      return handleHttp(req, ctx.config);
+    },
+    websocket: {
+      // Frames a little over the limit still get a NOTICE; far larger ones close the socket (1009).
+      maxPayloadLength: maxBytes * 4,
+      idleTimeout: c["limits.idleTimeoutSeconds"],
+      sendPings: true,
+      backpressureLimit: c["limits.maxOutboundBytes"],
+      closeOnBackpressureLimit: true,
+      perMessageDeflate: false,
+      open(ws) {
+        const conn = new Conn(ws, ws.data.ip);
+        ws.data.conn = conn;
+        conns.add(conn);
+      },
+      message(ws, data) {
+        const conn = ws.data.conn!;
+        const text = typeof data === "string" ? data : data.toString("utf8");
+        const bytes = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength;
+        const m = readFrame(text, bytes, gate());
+        if (m.type !== "unreadable") return route(conn, m);
+        bump(ctx.counters.framesIn, "unreadable");
+        if (m.eventId !== undefined) conn.send(okFrame(m.eventId, false, m.notice));
+        else if (m.subId !== undefined) conn.send(closedFrame(m.subId, invalid(m.notice.replace(/^invalid: /, ""))));
+        else conn.send(noticeFrame(m.notice));
+      },
+      drain(ws) {
+        ws.data.conn?.onDrain();
+      },
+      close(ws) {
+        const conn = ws.data.conn;
+        if (!conn) return;
+        conn.onClose();
+        for (const subId of [...conn.subs.keys()]) closeSubscription(ctx, conn, subId);
+        conns.delete(conn);
+      },
+    },
+  });
+  return { server, conns };
+}

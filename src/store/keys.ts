@@ -1,0 +1,124 @@
+// Every byte layout the store writes, in one place. All integers are big-endian so that LMDB's
+// bytewise key order equals tuple order; every index key ends in `created_at 8 | serial 8`, so
+// since/until are range bounds and a reverse scan yields newest first.
+//
+//   events       serial 8                                   → stored event JSON (UTF-8)
+//   ids          id 32                                      → serial 8
+//   pubkey       pubkey 32 | created_at 8 | serial 8        → (empty)
+//   kind         kind 2 | created_at 8 | serial 8           → (empty)
+//   pubkind      pubkey 32 | kind 2 | created_at 8 | serial 8 → (empty)
+//   tag          letter 1 | len 1 | value len | created_at 8 | serial 8 → (empty)
+//                  letter has its high bit set when value is 64-char lowercase hex stored as 32
+//                  raw bytes; values over 255 UTF-8 bytes are not indexed
+//   time         created_at 8 | serial 8                    → (empty)
+//   replaceable  pubkey 32 | kind 2 | d 0..255              → serial 8 | created_at 8 | id 32
+//                  d is the raw `d` value (empty for plain replaceable kinds); longer d values
+//                  are replaced by 0xff | sha256(d)
+
+export const TAIL = 16;
+const MAX_U32 = 0x1_0000_0000;
+const HEX = /^[0-9a-f]{64}$/;
+const encoder = new TextEncoder();
+
+function putU64(buf: Uint8Array, at: number, n: number): void {
+  const hi = Math.floor(n / MAX_U32);
+  const lo = n >>> 0;
+  buf[at] = hi >>> 24;
+  buf[at + 1] = (hi >>> 16) & 0xff;
+  buf[at + 2] = (hi >>> 8) & 0xff;
+  buf[at + 3] = hi & 0xff;
+  buf[at + 4] = lo >>> 24;
+  buf[at + 5] = (lo >>> 16) & 0xff;
+  buf[at + 6] = (lo >>> 8) & 0xff;
+  buf[at + 7] = lo & 0xff;
+}
+
+export function readU64(buf: Uint8Array, at: number): number {
+  const hi = ((buf[at]! << 24) | (buf[at + 1]! << 16) | (buf[at + 2]! << 8) | buf[at + 3]!) >>> 0;
+  const lo = ((buf[at + 4]! << 24) | (buf[at + 5]! << 16) | (buf[at + 6]! << 8) | buf[at + 7]!) >>> 0;
+  return hi * MAX_U32 + lo;
+}
+
+export const keyTime = (k: Uint8Array): number => readU64(k, k.length - 16);
+export const keySerial = (k: Uint8Array): number => readU64(k, k.length - 8);
+
+/** A prefix plus the `created_at | serial` tail. */
+function withTail(prefix: Uint8Array, createdAt: number, serial: number): Buffer {
+  const k = Buffer.allocUnsafe(prefix.length + TAIL);
+  k.set(prefix, 0);
+  putU64(k, prefix.length, createdAt);
+  putU64(k, prefix.length + 8, serial);
+  return k;
+}
+
+export function serialKey(serial: number): Buffer {
+  const k = Buffer.allocUnsafe(8);
+  putU64(k, 0, serial);
+  return k;
+}
+
+export const hexBytes = (hex: string): Buffer => Buffer.from(hex, "hex");
+
+export function kindBytes(kind: number): Buffer {
+  const b = Buffer.allocUnsafe(2);
+  b[0] = kind >>> 8;
+  b[1] = kind & 0xff;
+  return b;
+}
+
+export const pubkindPrefix = (pubkey: string, kind: number): Buffer =>
+  Buffer.concat([hexBytes(pubkey), kindBytes(kind)]);
+
+/** Tag prefix `letter | len | value`, or undefined when the value is too long to index. */
+export function tagPrefix(letter: string, value: string): Buffer | undefined {
+  const l = letter.charCodeAt(0);
+  if (value.length === 64 && HEX.test(value)) {
+    const k = Buffer.allocUnsafe(34);
+    k[0] = l | 0x80;
+    k[1] = 32;
+    k.write(value, 2, "hex");
+    return k;
+  }
+  const v = encoder.encode(value);
+  if (v.length > 255) return undefined;
+  const k = Buffer.allocUnsafe(2 + v.length);
+  k[0] = l;
+  k[1] = v.length;
+  k.set(v, 2);
+  return k;
+}
+
+export const isIndexableTagName = (name: string | undefined): name is string =>
+  name !== undefined && name.length === 1 && /[a-zA-Z]/.test(name);
+
+export const indexKey = withTail;
+export const timeKey = (createdAt: number, serial: number): Buffer => withTail(EMPTY, createdAt, serial);
+const EMPTY = new Uint8Array(0);
+
+/** Range bounds for a reverse scan of one prefix between since and until (both inclusive). */
+export function rangeFor(prefix: Uint8Array, since: number, until: number): { start: Buffer; end: Buffer } {
+  // start is the greatest key (inclusive); end is exclusive. Serials start at 1, so serial 0 at
+  // `since` is below every real key of that second.
+  return { start: withTail(prefix, until, Number.MAX_SAFE_INTEGER), end: withTail(prefix, since, 0) };
+}
+
+export function replaceableKey(pubkey: string, kind: number, d: string): Buffer {
+  const dBytes = encoder.encode(d);
+  const tail =
+    dBytes.length <= 255
+      ? dBytes
+      : Buffer.concat([Buffer.from([0xff]), new Bun.CryptoHasher("sha256").update(dBytes).digest()]);
+  return Buffer.concat([hexBytes(pubkey), kindBytes(kind), tail]);
+}
+
+export function replaceableValue(serial: number, createdAt: number, id: string): Buffer {
+  const v = Buffer.allocUnsafe(48);
+  putU64(v, 0, serial);
+  putU64(v, 8, createdAt);
+  v.write(id, 16, "hex");
+  return v;
+}
+
+export function readReplaceable(v: Uint8Array): { serial: number; createdAt: number; id: string } {
+  return { serial: readU64(v, 0), createdAt: readU64(v, 8), id: Buffer.from(v.subarray(16, 48)).toString("hex") };
+}

@@ -1,0 +1,64 @@
+// The query planner: picks the most selective index for one filter and says which of the
+// filter's conditions the index already guarantees (the rest are checked on each candidate).
+// Order of preference: ids > authors+kinds > a tag > authors > kinds > time.
+import type { Filter } from "../nostr/filter.ts";
+import { hexBytes, kindBytes, pubkindPrefix, tagPrefix } from "./keys.ts";
+import type { BinDb, Store } from "./store.ts";
+
+export type Plan =
+  | { type: "empty" }
+  | { type: "ids"; ids: string[] }
+  | { type: "scan"; index: IndexName; db: BinDb; prefixes: Buffer[]; needsCheck: boolean };
+
+export type IndexName = "pubkind" | "tag" | "pubkey" | "kind" | "time";
+
+/** Most (author, kind) pairs worth a cursor each before falling back to the author index. */
+const MAX_PAIRS = 1024;
+
+function isEmptyFilter(f: Filter): boolean {
+  if (f.ids?.length === 0 || f.authors?.length === 0 || f.kinds?.length === 0) return true;
+  if (f.tags?.some(([, v]) => v.length === 0)) return true;
+  return f.since !== undefined && f.until !== undefined && f.since > f.until;
+}
+
+export function planFilter(s: Store, f: Filter): Plan {
+  if (isEmptyFilter(f)) return { type: "empty" };
+  if (f.ids) return { type: "ids", ids: [...new Set(f.ids)] };
+  const authors = f.authors && [...new Set(f.authors)];
+  const kinds = f.kinds && [...new Set(f.kinds)];
+  const tagCount = f.tags?.length ?? 0;
+
+  if (authors && kinds && authors.length * kinds.length <= MAX_PAIRS) {
+    const prefixes = authors.flatMap((a) => kinds.map((k) => pubkindPrefix(a, k)));
+    return { type: "scan", index: "pubkind", db: s.pubkind, prefixes, needsCheck: tagCount > 0 };
+  }
+  if (f.tags) {
+    // The tag condition with the fewest values whose values all fit in the index.
+    let best: { prefixes: Buffer[]; n: number } | undefined;
+    for (const [letter, values] of f.tags) {
+      const uniq = [...new Set(values)];
+      const prefixes: Buffer[] = [];
+      for (const v of uniq) {
+        const p = tagPrefix(letter, v);
+        if (!p) break;
+        prefixes.push(p);
+      }
+      if (prefixes.length === uniq.length && (!best || uniq.length < best.n)) best = { prefixes, n: uniq.length };
+    }
+    if (best) {
+      const needsCheck = tagCount > 1 || authors !== undefined || kinds !== undefined;
+      return { type: "scan", index: "tag", db: s.tag, prefixes: best.prefixes, needsCheck };
+    }
+  }
+  if (authors)
+    return {
+      type: "scan",
+      index: "pubkey",
+      db: s.pubkey,
+      prefixes: authors.map(hexBytes),
+      needsCheck: kinds !== undefined || tagCount > 0,
+    };
+  if (kinds)
+    return { type: "scan", index: "kind", db: s.kind, prefixes: kinds.map(kindBytes), needsCheck: tagCount > 0 };
+  return { type: "scan", index: "time", db: s.time, prefixes: [Buffer.alloc(0)], needsCheck: tagCount > 0 };
+}

@@ -1,0 +1,134 @@
+// Answers stored queries: runs each filter on its planned index, stops at its limit (keeping the
+// whole group of events that tie on created_at at the cut, so ties resolve by id as NIP-01 asks),
+// unions the filters and returns stored JSON newest first. Long scans yield between chunks.
+import type { NostrEvent } from "../nostr/event.ts";
+import type { Filter } from "../nostr/filter.ts";
+import { matchFilter } from "../nostr/filter.ts";
+import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
+import { hexBytes, readU64, serialKey } from "./keys.ts";
+import { MergedScan } from "./cursor.ts";
+import type { Plan } from "./plan.ts";
+import { planFilter } from "./plan.ts";
+import type { Store } from "./store.ts";
+
+export interface QueryOptions {
+  /** only serials at or below this are visible (the writer's committed high-water mark) */
+  hwm: number;
+  defaultLimit: number;
+  maxLimit: number;
+  yieldEvery: number;
+  /** checked at every yield; true stops the scan */
+  cancelled?: () => boolean;
+  /** told which index each filter used (metrics) */
+  onPlan?: (index: string) => void;
+}
+
+interface Hit {
+  time: number;
+  serial: number;
+  json: string;
+}
+
+const idOf = (h: Hit): string => h.json.slice(STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
+const byNewest = (a: Hit, b: Hit): number => {
+  if (a.time !== b.time) return b.time - a.time;
+  const x = idOf(a);
+  const y = idOf(b);
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+const yieldTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+export const effectiveLimit = (f: Filter, o: Pick<QueryOptions, "defaultLimit" | "maxLimit">): number =>
+  Math.min(f.limit ?? o.defaultLimit, o.maxLimit);
+
+function load(s: Store, serial: number): string | undefined {
+  const v = s.events.getBinary(serialKey(serial));
+  return v ? v.toString("utf8") : undefined;
+}
+
+/** One filter's hits, at most `limit` of them by NIP-01 order, or undefined if cancelled. */
+async function runFilter(s: Store, f: Filter, plan: Plan, limit: number, o: QueryOptions): Promise<Hit[] | undefined> {
+  if (plan.type === "empty" || limit === 0) return [];
+  const hits: Hit[] = [];
+  if (plan.type === "ids") {
+    for (const id of plan.ids) {
+      const v = s.ids.get(hexBytes(id));
+      if (!v) continue;
+      const serial = readU64(v, 0);
+      if (serial > o.hwm) continue;
+      const json = load(s, serial);
+      if (!json) continue;
+      const e = JSON.parse(json) as NostrEvent;
+      if (matchFilter(f, e)) hits.push({ time: e.created_at, serial, json });
+    }
+    return hits.sort(byNewest).slice(0, limit);
+  }
+  const scan = new MergedScan(plan.db, plan.prefixes, f.since ?? 0, f.until ?? Number.MAX_SAFE_INTEGER, Math.min(limit + 1, 256));
+  let lastSerial = -1;
+  let cutTime = -1;
+  let sinceYield = 0;
+  for (let k = scan.next(); k; k = scan.next()) {
+    if (++sinceYield >= o.yieldEvery) {
+      sinceYield = 0;
+      await yieldTurn();
+      if (o.cancelled?.()) return undefined;
+    }
+    if (k.serial === lastSerial || k.serial > o.hwm) continue;
+    lastSerial = k.serial;
+    if (cutTime !== -1 && k.time < cutTime) break;
+    const json = load(s, k.serial);
+    if (json === undefined) continue;
+    if (plan.needsCheck && !matchFilter(f, JSON.parse(json) as NostrEvent)) continue;
+    hits.push({ time: k.time, serial: k.serial, json });
+    if (hits.length === limit) cutTime = k.time;
+  }
+  return hits.length > limit ? hits.sort(byNewest).slice(0, limit) : hits.sort(byNewest);
+}
+
+/** Stored events matching any filter, newest first, each once; undefined if cancelled. */
+export async function runQuery(s: Store, filters: readonly Filter[], o: QueryOptions): Promise<string[] | undefined> {
+  const results: Hit[][] = [];
+  for (const f of filters) {
+    const plan = planFilter(s, f);
+    o.onPlan?.(plan.type === "scan" ? plan.index : plan.type);
+    const hits = await runFilter(s, f, plan, effectiveLimit(f, o), o);
+    if (!hits) return undefined;
+    results.push(hits);
+  }
+  if (results.length === 1) return results[0]!.map((h) => h.json);
+  const union = new Map<number, Hit>();
+  for (const hits of results) for (const h of hits) union.set(h.serial, h);
+  return [...union.values()].sort(byNewest).map((h) => h.json);
+}
+
+/** Exact number of stored events matching any filter (limit ignored), or undefined if cancelled. */
+export async function countQuery(s: Store, filters: readonly Filter[], o: QueryOptions): Promise<number | undefined> {
+  const seen = new Set<number>();
+  let sinceYield = 0;
+  for (const f of filters) {
+    const plan = planFilter(s, f);
+    if (plan.type === "empty") continue;
+    if (plan.type === "ids") {
+      const hits = await runFilter(s, f, plan, Number.MAX_SAFE_INTEGER, o);
+      if (!hits) return undefined;
+      for (const h of hits) seen.add(h.serial);
+      continue;
+    }
+    const scan = new MergedScan(plan.db, plan.prefixes, f.since ?? 0, f.until ?? Number.MAX_SAFE_INTEGER, 1024);
+    for (let k = scan.next(); k; k = scan.next()) {
+      if (++sinceYield >= o.yieldEvery * 8) {
+        sinceYield = 0;
+        await yieldTurn();
+        if (o.cancelled?.()) return undefined;
+      }
+      if (k.serial > o.hwm || seen.has(k.serial)) continue;
+      if (plan.needsCheck) {
+        const json = load(s, k.serial);
+        if (json === undefined || !matchFilter(f, JSON.parse(json) as NostrEvent)) continue;
+      }
+      seen.add(k.serial);
+    }
+  }
+  return seen.size;
+}

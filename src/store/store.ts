@@ -1,0 +1,92 @@
+// Opens the LMDB environment and its named databases, and knows which index entries an event
+// owns. Reading and writing policies live in writer.ts and query.ts.
+import type { Database, RootDatabase } from "lmdb";
+import { open } from "lmdb";
+import type { NostrEvent } from "../nostr/event.ts";
+import {
+  hexBytes,
+  indexKey,
+  isIndexableTagName,
+  kindBytes,
+  pubkindPrefix,
+  readU64,
+  serialKey,
+  tagPrefix,
+  timeKey,
+} from "./keys.ts";
+
+export type BinDb = Database<Buffer, Buffer>;
+
+export interface Store {
+  env: RootDatabase;
+  events: BinDb;
+  ids: BinDb;
+  pubkey: BinDb;
+  kind: BinDb;
+  pubkind: BinDb;
+  tag: BinDb;
+  time: BinDb;
+  replaceable: BinDb;
+  /** highest serial ever assigned (from disk at open, then advanced by the writer) */
+  lastSerial: number;
+}
+
+export function openStore(path: string): Store {
+  const env = open({ path, maxDbs: 32, compression: false });
+  const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
+  const events = db("events");
+  let lastSerial = 0;
+  for (const k of events.getKeys({ reverse: true, limit: 1 })) lastSerial = readU64(k, 0);
+  return {
+    env,
+    events,
+    ids: db("ids"),
+    pubkey: db("pubkey"),
+    kind: db("kind"),
+    pubkind: db("pubkind"),
+    tag: db("tag"),
+    time: db("time"),
+    replaceable: db("replaceable"),
+    lastSerial,
+  };
+}
+
+export const EMPTY = Buffer.alloc(0);
+
+/** The (database, key) pairs of every index entry an event has, besides `ids`. */
+export function indexEntries(s: Store, e: NostrEvent, serial: number): [BinDb, Buffer][] {
+  const t = e.created_at;
+  const pk = hexBytes(e.pubkey);
+  const out: [BinDb, Buffer][] = [
+    [s.pubkey, indexKey(pk, t, serial)],
+    [s.kind, indexKey(kindBytes(e.kind), t, serial)],
+    [s.pubkind, indexKey(pubkindPrefix(e.pubkey, e.kind), t, serial)],
+    [s.time, timeKey(t, serial)],
+  ];
+  const seen = new Set<string>();
+  for (const tag of e.tags) {
+    const name = tag[0];
+    const value = tag[1];
+    if (!isIndexableTagName(name) || value === undefined) continue;
+    const p = tagPrefix(name, value);
+    if (!p) continue;
+    const dedupe = p.toString("latin1");
+    if (seen.has(dedupe)) continue;
+    seen.add(dedupe);
+    out.push([s.tag, indexKey(p, t, serial)]);
+  }
+  return out;
+}
+
+/** The stored JSON of an event by serial, or undefined. */
+export function readEvent(s: Store, serial: number): string | undefined {
+  const v = s.events.getBinary(serialKey(serial));
+  return v ? v.toString("utf8") : undefined;
+}
+
+/** Removes an event and every index entry it owns. Must run inside a write transaction. */
+export function removeEvent(s: Store, e: NostrEvent, serial: number): void {
+  s.events.remove(serialKey(serial));
+  s.ids.remove(hexBytes(e.id));
+  for (const [db, key] of indexEntries(s, e, serial)) db.remove(key);
+}

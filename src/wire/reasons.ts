@@ -1,0 +1,46 @@
+// Every refusal the relay gives, with the standard NIP-01 machine-readable prefixes.
+// Other modules build a Reject; only the wire module turns it into a frame.
+
+export type Prefix =
+  | "invalid"
+  | "duplicate"
+  | "blocked"
+  | "rate-limited"
+  | "restricted"
+  | "auth-required"
+  | "pow"
+  | "mute"
+  | "error"
+  | "unsupported";
+
+export interface Reject {
+  readonly reject: true;
+  readonly prefix: Prefix;
+  readonly message: string;
+}
+
+const make =
+  (prefix: Prefix) =>
+  (message: string): Reject => ({ reject: true, prefix, message });
+
+export const invalid = make("invalid");
+export const duplicate = make("duplicate");
+export const blocked = make("blocked");
+export const rateLimited = make("rate-limited");
+export const restricted = make("restricted");
+export const authRequired = make("auth-required");
+export const pow = make("pow");
+export const mute = make("mute");
+export const error = make("error");
+export const unsupported = make("unsupported");
+
+export const isReject = (x: unknown): x is Reject =>
+  typeof x === "object" && x !== null && (x as Reject).reject === true;
+
+export const reasonText = (r: Reject): string => `${r.prefix}: ${r.message}`;
+
+// The unclear cases, decided once.
+/** A stored event sent again: OK true with this message, and it is not broadcast again. */
+export const ALREADY_HAVE = "duplicate: already have this event";
+/** An older version of a replaceable or addressable event than the one stored. */
+export const olderVersion = () => duplicate("have a newer version of this replaceable event");
