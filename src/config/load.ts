@@ -22,7 +22,8 @@ function coerce(key: Key, raw: unknown, from: string): unknown {
       return raw;
     case "int": {
       const n = fromString ? Number(raw) : raw;
-      if (typeof n !== "number" || !Number.isSafeInteger(n)) throw fail(`expected an integer, got ${String(raw)}`);
+      if (typeof n !== "number" || !Number.isSafeInteger(n))
+        throw fail(`expected an integer, got ${String(raw)}`);
       if ("min" in e && e.min !== undefined && n < e.min) throw fail(`must be at least ${e.min}`);
       if ("max" in e && e.max !== undefined && n > e.max) throw fail(`must be at most ${e.max}`);
       return n;
@@ -36,7 +37,8 @@ function coerce(key: Key, raw: unknown, from: string): unknown {
       return raw;
     case "string[]": {
       const arr = fromString ? (raw as string).split(",").filter((x) => x !== "") : raw;
-      if (!Array.isArray(arr) || !arr.every((x) => typeof x === "string")) throw fail("expected a list of strings");
+      if (!Array.isArray(arr) || !arr.every((x) => typeof x === "string"))
+        throw fail("expected a list of strings");
       return arr;
     }
   }

@@ -27,7 +27,8 @@ const s = (d: string, doc: string, live: boolean, extra: Partial<Entry<"string",
 const i = (d: number, doc: string, live: boolean, extra: Partial<Entry<"int", number>> = {}) =>
   ({ type: "int", default: d, doc, live, min: 0, ...extra }) as const;
 const b = (d: boolean, doc: string, live: boolean) => ({ type: "bool", default: d, doc, live }) as const;
-const sa = (d: string[], doc: string, live: boolean) => ({ type: "string[]", default: d, doc, live }) as const;
+const sa = (d: string[], doc: string, live: boolean) =>
+  ({ type: "string[]", default: d, doc, live }) as const;
 
 export const SCHEMA = {
   host: s("127.0.0.1", "address to listen on", false, { env: "RELAY_HOST", flag: "host" }),
@@ -86,6 +87,9 @@ export const entries = (): [Key, AnyEntry][] => Object.entries(SCHEMA) as [Key, 
 /** RELAY_LIMITS_MAX_LIMIT for limits.maxLimit; plus the operator aliases. */
 export function envNames(key: Key): string[] {
   const e = SCHEMA[key] as AnyEntry;
-  const generated = `RELAY_${key.replace(/\./g, "_").replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase()}`;
+  const generated = `RELAY_${key
+    .replace(/\./g, "_")
+    .replace(/([a-z])([A-Z])/g, "$1_$2")
+    .toUpperCase()}`;
   return e.env && e.env !== generated ? [e.env, generated] : [generated];
 }

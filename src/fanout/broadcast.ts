@@ -3,7 +3,12 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { LiveIndex } from "./live-index.ts";
 import type { Subscription } from "./subscription.ts";
 
-export function broadcast(live: LiveIndex<Subscription>, event: NostrEvent, json: string, serial?: number): number {
+export function broadcast(
+  live: LiveIndex<Subscription>,
+  event: NostrEvent,
+  json: string,
+  serial?: number,
+): number {
   let n = 0;
   live.match(event, (sub) => {
     sub.deliver(json, serial);

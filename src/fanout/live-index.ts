@@ -24,7 +24,10 @@ export class LiveIndex<S extends LiveSub> {
   private readonly byTag: Bucket<S> = new Map();
   private readonly byKind: Bucket<S> = new Map();
   private readonly all = new Set<Entry<S>>();
-  private readonly entries = new Map<S, { bucket: Bucket<S> | undefined; keys: (string | number)[]; entry: Entry<S> }[]>();
+  private readonly entries = new Map<
+    S,
+    { bucket: Bucket<S> | undefined; keys: (string | number)[]; entry: Entry<S> }[]
+  >();
   private stamp = 0;
   size = 0;
 
@@ -72,7 +75,8 @@ export class LiveIndex<S extends LiveSub> {
     check(this.byId.get(e.id));
     check(this.byAuthor.get(e.pubkey));
     check(this.byKind.get(e.kind));
-    for (const t of e.tags) if (t[0]?.length === 1 && t[1] !== undefined) check(this.byTag.get(`${t[0]}:${t[1]}`));
+    for (const t of e.tags)
+      if (t[0]?.length === 1 && t[1] !== undefined) check(this.byTag.get(`${t[0]}:${t[1]}`));
     check(this.all);
   }
 

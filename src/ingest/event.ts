@@ -24,9 +24,14 @@ export function admit(ctx: RelayContext, raw: unknown, now = Date.now() / 1000):
   if (e.created_at > now + c["limits.createdAtFutureSeconds"])
     return invalid(`created_at is more than ${c["limits.createdAtFutureSeconds"]} seconds in the future`);
   const past = c["limits.createdAtPastSeconds"];
-  if (past > 0 && e.created_at < now - past) return invalid(`created_at is more than ${past} seconds in the past`);
+  if (past > 0 && e.created_at < now - past)
+    return invalid(`created_at is more than ${past} seconds in the past`);
   if (computeId(e) !== e.id) return invalid("event id does not match the sha256 of its serialization");
-  const ok = ctx.verifier.verify(Buffer.from(e.sig, "hex"), Buffer.from(e.id, "hex"), Buffer.from(e.pubkey, "hex"));
+  const ok = ctx.verifier.verify(
+    Buffer.from(e.sig, "hex"),
+    Buffer.from(e.id, "hex"),
+    Buffer.from(e.pubkey, "hex"),
+  );
   if (!ok) return invalid("signature verification failed");
   return e;
 }

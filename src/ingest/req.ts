@@ -3,9 +3,9 @@
 import { Subscription } from "../fanout/subscription.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { parseFilter } from "../nostr/filter.ts";
+import type { Conn } from "../server/connection.ts";
 import type { QueryOptions } from "../store/query.ts";
 import { countQuery, runQuery } from "../store/query.ts";
-import type { Conn } from "../server/connection.ts";
 import { closedFrame, countFrame, eoseFrame, eventFrame } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, isReject, rateLimited, unsupported } from "../wire/reasons.ts";
@@ -43,7 +43,12 @@ export function closeSubscription(ctx: RelayContext, conn: Conn, subId: string):
   conn.subs.delete(subId);
 }
 
-export async function handleReq(ctx: RelayContext, conn: Conn, subId: string, raws: unknown[]): Promise<void> {
+export async function handleReq(
+  ctx: RelayContext,
+  conn: Conn,
+  subId: string,
+  raws: unknown[],
+): Promise<void> {
   const filters = parseFilters(ctx, raws);
   closeSubscription(ctx, conn, subId); // a REQ with a known id replaces that subscription
   if (isReject(filters)) {
@@ -80,14 +85,23 @@ export async function handleReq(ctx: RelayContext, conn: Conn, subId: string, ra
   sub.pending = null;
 }
 
-export async function handleCount(ctx: RelayContext, conn: Conn, subId: string, raws: unknown[]): Promise<void> {
+export async function handleCount(
+  ctx: RelayContext,
+  conn: Conn,
+  subId: string,
+  raws: unknown[],
+): Promise<void> {
   const filters = parseFilters(ctx, raws);
   if (isReject(filters)) {
     conn.send(closedFrame(subId, filters));
     return;
   }
   try {
-    const n = await countQuery(ctx.store, filters, queryOptions(ctx, ctx.writer.visibleSerial, () => conn.closed));
+    const n = await countQuery(
+      ctx.store,
+      filters,
+      queryOptions(ctx, ctx.writer.visibleSerial, () => conn.closed),
+    );
     if (n !== undefined) conn.send(countFrame(subId, n));
   } catch (e) {
     conn.send(closedFrame(subId, error(`count failed: ${(e as Error).message}`)));

@@ -26,7 +26,8 @@ export const isHex64 = (s: unknown): s is string => typeof s === "string" && s.l
 
 /** Checks field types and sizes. Returns the typed event or the reason it is refused. */
 export function checkEventShape(raw: unknown, limits: EventLimits): NostrEvent | Reject {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return invalid("event must be a JSON object");
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    return invalid("event must be a JSON object");
   const e = raw as Record<string, unknown>;
   if (!isHex64(e.id)) return invalid("id must be 64 lowercase hex characters");
   if (!isHex64(e.pubkey)) return invalid("pubkey must be 64 lowercase hex characters");

@@ -36,7 +36,8 @@ function timestamp(v: unknown, name: string): number | Reject {
 }
 
 export function parseFilter(raw: unknown, lim: FilterLimits): Filter | Reject {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return invalid("a filter must be a JSON object");
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    return invalid("a filter must be a JSON object");
   const f: Filter = {};
   for (const [key, v] of Object.entries(raw)) {
     switch (key) {
@@ -49,7 +50,8 @@ export function parseFilter(raw: unknown, lim: FilterLimits): Filter | Reject {
       }
       case "kinds": {
         if (!Array.isArray(v)) return invalid("kinds must be an array");
-        if (v.length > lim.maxFilterValues) return invalid(`kinds has more than ${lim.maxFilterValues} values`);
+        if (v.length > lim.maxFilterValues)
+          return invalid(`kinds has more than ${lim.maxFilterValues} values`);
         for (const k of v)
           if (!Number.isInteger(k) || k < 0 || k > 65535)
             return invalid("kinds must be integers between 0 and 65535");
@@ -76,9 +78,10 @@ export function parseFilter(raw: unknown, lim: FilterLimits): Filter | Reject {
       default: {
         if (!TAG_KEY.test(key)) return invalid(`unknown filter field ${JSON.stringify(key.slice(0, 32))}`);
         if (!Array.isArray(v)) return invalid(`${key} must be an array of strings`);
-        if (v.length > lim.maxFilterValues) return invalid(`${key} has more than ${lim.maxFilterValues} values`);
+        if (v.length > lim.maxFilterValues)
+          return invalid(`${key} has more than ${lim.maxFilterValues} values`);
         for (const x of v) if (typeof x !== "string") return invalid(`${key} must be an array of strings`);
-        (f.tags ??= []).push([key.slice(1), v as string[]]);
+        f.tags = [...(f.tags ?? []), [key.slice(1), v as string[]]];
       }
     }
   }
@@ -101,8 +104,11 @@ export function hasTag(e: NostrEvent, letter: string, values: readonly string[])
   return false;
 }
 
-export const matchAny = (filters: readonly Filter[], e: NostrEvent): boolean => filters.some((f) => matchFilter(f, e));
+export const matchAny = (filters: readonly Filter[], e: NostrEvent): boolean =>
+  filters.some((f) => matchFilter(f, e));
 
 /** Newest first; equal created_at ordered by id ascending (NIP-01). */
-export const newestFirst = (a: { created_at: number; id: string }, b: { created_at: number; id: string }): number =>
-  b.created_at - a.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+export const newestFirst = (
+  a: { created_at: number; id: string },
+  b: { created_at: number; id: string },
+): number => b.created_at - a.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);

@@ -12,8 +12,7 @@ const corsHeaders = (c: Config): Record<string, string> =>
       }
     : {};
 
-const escapeHtml = (s: string): string =>
-  s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 function page(c: Config): string {
   return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
@@ -28,7 +27,10 @@ export function handleHttp(req: Request, c: Config): Response {
   if (req.method === "OPTIONS") return new Response(null, { status: 204, headers: cors });
   if (url.pathname !== "/") return new Response("not found\n", { status: 404, headers: cors });
   if (req.method !== "GET" && req.method !== "HEAD")
-    return new Response("method not allowed\n", { status: 405, headers: { ...cors, Allow: "GET, HEAD, OPTIONS" } });
+    return new Response("method not allowed\n", {
+      status: 405,
+      headers: { ...cors, Allow: "GET, HEAD, OPTIONS" },
+    });
   const wantsInfo = (req.headers.get("accept") ?? "").includes("application/nostr+json");
   const body = wantsInfo ? JSON.stringify(relayInfo(c)) : page(c);
   const type = wantsInfo ? "application/nostr+json" : "text/html; charset=utf-8";

@@ -40,7 +40,9 @@ export function startServer(ctx: RelayContext): { server: Server<ConnData>; conn
         return;
       case "AUTH": {
         const id = (m.event as { id?: unknown }).id;
-        conn.send(okFrame(typeof id === "string" ? id : "", false, "unsupported: AUTH is not enabled on this relay"));
+        conn.send(
+          okFrame(typeof id === "string" ? id : "", false, "unsupported: AUTH is not enabled on this relay"),
+        );
         return;
       }
       default:
@@ -80,7 +82,8 @@ export function startServer(ctx: RelayContext): { server: Server<ConnData>; conn
         if (m.type !== "unreadable") return route(conn, m);
         bump(ctx.counters.framesIn, "unreadable");
         if (m.eventId !== undefined) conn.send(okFrame(m.eventId, false, m.notice));
-        else if (m.subId !== undefined) conn.send(closedFrame(m.subId, invalid(m.notice.replace(/^invalid: /, ""))));
+        else if (m.subId !== undefined)
+          conn.send(closedFrame(m.subId, invalid(m.notice.replace(/^invalid: /, ""))));
         else conn.send(noticeFrame(m.notice));
       },
       drain(ws) {

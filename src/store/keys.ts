@@ -120,5 +120,9 @@ export function replaceableValue(serial: number, createdAt: number, id: string):
 }
 
 export function readReplaceable(v: Uint8Array): { serial: number; createdAt: number; id: string } {
-  return { serial: readU64(v, 0), createdAt: readU64(v, 8), id: Buffer.from(v.subarray(16, 48)).toString("hex") };
+  return {
+    serial: readU64(v, 0),
+    createdAt: readU64(v, 8),
+    id: Buffer.from(v.subarray(16, 48)).toString("hex"),
+  };
 }

@@ -43,7 +43,8 @@ export function planFilter(s: Store, f: Filter): Plan {
         if (!p) break;
         prefixes.push(p);
       }
-      if (prefixes.length === uniq.length && (!best || uniq.length < best.n)) best = { prefixes, n: uniq.length };
+      if (prefixes.length === uniq.length && (!best || uniq.length < best.n))
+        best = { prefixes, n: uniq.length };
     }
     if (best) {
       const needsCheck = tagCount > 1 || authors !== undefined || kinds !== undefined;
@@ -59,6 +60,12 @@ export function planFilter(s: Store, f: Filter): Plan {
       needsCheck: kinds !== undefined || tagCount > 0,
     };
   if (kinds)
-    return { type: "scan", index: "kind", db: s.kind, prefixes: kinds.map(kindBytes), needsCheck: tagCount > 0 };
+    return {
+      type: "scan",
+      index: "kind",
+      db: s.kind,
+      prefixes: kinds.map(kindBytes),
+      needsCheck: tagCount > 0,
+    };
   return { type: "scan", index: "time", db: s.time, prefixes: [Buffer.alloc(0)], needsCheck: tagCount > 0 };
 }

@@ -1,12 +1,13 @@
 // Answers stored queries: runs each filter on its planned index, stops at its limit (keeping the
 // whole group of events that tie on created_at at the cut, so ties resolve by id as NIP-01 asks),
 // unions the filters and returns stored JSON newest first. Long scans yield between chunks.
+
+import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
-import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
-import { hexBytes, readU64, serialKey } from "./keys.ts";
 import { MergedScan } from "./cursor.ts";
+import { hexBytes, readU64, serialKey } from "./keys.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
 import type { Store } from "./store.ts";
@@ -48,7 +49,13 @@ function load(s: Store, serial: number): string | undefined {
 }
 
 /** One filter's hits, at most `limit` of them by NIP-01 order, or undefined if cancelled. */
-async function runFilter(s: Store, f: Filter, plan: Plan, limit: number, o: QueryOptions): Promise<Hit[] | undefined> {
+async function runFilter(
+  s: Store,
+  f: Filter,
+  plan: Plan,
+  limit: number,
+  o: QueryOptions,
+): Promise<Hit[] | undefined> {
   if (plan.type === "empty" || limit === 0) return [];
   const hits: Hit[] = [];
   if (plan.type === "ids") {
@@ -64,7 +71,13 @@ async function runFilter(s: Store, f: Filter, plan: Plan, limit: number, o: Quer
     }
     return hits.sort(byNewest).slice(0, limit);
   }
-  const scan = new MergedScan(plan.db, plan.prefixes, f.since ?? 0, f.until ?? Number.MAX_SAFE_INTEGER, Math.min(limit + 1, 256));
+  const scan = new MergedScan(
+    plan.db,
+    plan.prefixes,
+    f.since ?? 0,
+    f.until ?? Number.MAX_SAFE_INTEGER,
+    Math.min(limit + 1, 256),
+  );
   let lastSerial = -1;
   let cutTime = -1;
   let sinceYield = 0;
@@ -87,7 +100,11 @@ async function runFilter(s: Store, f: Filter, plan: Plan, limit: number, o: Quer
 }
 
 /** Stored events matching any filter, newest first, each once; undefined if cancelled. */
-export async function runQuery(s: Store, filters: readonly Filter[], o: QueryOptions): Promise<string[] | undefined> {
+export async function runQuery(
+  s: Store,
+  filters: readonly Filter[],
+  o: QueryOptions,
+): Promise<string[] | undefined> {
   const results: Hit[][] = [];
   for (const f of filters) {
     const plan = planFilter(s, f);
@@ -103,7 +120,11 @@ export async function runQuery(s: Store, filters: readonly Filter[], o: QueryOpt
 }
 
 /** Exact number of stored events matching any filter (limit ignored), or undefined if cancelled. */
-export async function countQuery(s: Store, filters: readonly Filter[], o: QueryOptions): Promise<number | undefined> {
+export async function countQuery(
+  s: Store,
+  filters: readonly Filter[],
+  o: QueryOptions,
+): Promise<number | undefined> {
   const seen = new Set<number>();
   let sinceYield = 0;
   for (const f of filters) {
@@ -115,7 +136,13 @@ export async function countQuery(s: Store, filters: readonly Filter[], o: QueryO
       for (const h of hits) seen.add(h.serial);
       continue;
     }
-    const scan = new MergedScan(plan.db, plan.prefixes, f.since ?? 0, f.until ?? Number.MAX_SAFE_INTEGER, 1024);
+    const scan = new MergedScan(
+      plan.db,
+      plan.prefixes,
+      f.since ?? 0,
+      f.until ?? Number.MAX_SAFE_INTEGER,
+      1024,
+    );
     for (let k = scan.next(); k; k = scan.next()) {
       if (++sinceYield >= o.yieldEvery * 8) {
         sinceYield = 0;

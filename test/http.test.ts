@@ -1,0 +1,68 @@
+// HTTP on the relay port: NIP-11 document with CORS, preflight, HEAD, the HTML page, and
+// nostr-tools' own NIP-11 fetcher reading it.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { TestRelay } from "./harness.ts";
+import { startTestRelay } from "./harness.ts";
+
+let relay: TestRelay;
+let base: string;
+beforeAll(() => {
+  relay = startTestRelay({ "info.name": "test relay", "info.contact": "mailto:op@example.org" });
+  base = relay.url.replace("ws://", "http://");
+});
+afterAll(() => relay.destroy());
+
+describe("NIP-11", () => {
+  test("GET / with Accept: application/nostr+json returns the information document", async () => {
+    const r = await fetch(`${base}/`, { headers: { Accept: "application/nostr+json" } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("application/nostr+json");
+    expect(r.headers.get("access-control-allow-origin")).toBe("*");
+    expect(r.headers.get("access-control-allow-headers")).toBe("*");
+    expect(r.headers.get("access-control-allow-methods")).toContain("GET");
+    const doc = (await r.json()) as Record<string, unknown>;
+    expect(doc.name).toBe("test relay");
+    expect(doc.contact).toBe("mailto:op@example.org");
+    expect(doc.supported_nips).toEqual([1, 11, 45]);
+    expect(doc.software).toBe("bunstr-relay");
+    expect(typeof doc.version).toBe("string");
+    expect(doc.limitation).toMatchObject({
+      max_message_length: 131072,
+      max_subscriptions: 50,
+      max_limit: 5000,
+      default_limit: 500,
+      max_subid_length: 64,
+      auth_required: false,
+      payment_required: false,
+      created_at_upper_limit: 900,
+    });
+  });
+
+  test("nostr-tools' fetchRelayInformation reads it", async () => {
+    const { fetchRelayInformation } = await import("nostr-tools/nip11");
+    const info = await fetchRelayInformation(relay.url);
+    expect(info.name).toBe("test relay");
+  });
+
+  test("OPTIONS preflight answers 204 with CORS headers", async () => {
+    const r = await fetch(`${base}/`, { method: "OPTIONS" });
+    expect(r.status).toBe(204);
+    expect(r.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  test("HEAD / answers 200 with no body", async () => {
+    const r = await fetch(`${base}/`, { method: "HEAD" });
+    expect(r.status).toBe(200);
+    expect(await r.text()).toBe("");
+  });
+
+  test("GET / from a browser gets a small HTML page naming the relay", async () => {
+    const r = await fetch(`${base}/`, { headers: { Accept: "text/html" } });
+    expect(r.headers.get("content-type")).toStartWith("text/html");
+    expect(await r.text()).toContain("<h1>test relay</h1>");
+  });
+
+  test("unknown paths are 404", async () => {
+    expect((await fetch(`${base}/nope`)).status).toBe(404);
+  });
+});
