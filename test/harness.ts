@@ -109,7 +109,7 @@ export class RawClient {
   }
 
   /** Sends an EVENT and resolves with the OK that answers this send. */
-  async publish(event: { id: string; [k: string]: unknown }): Promise<unknown[]> {
+  async publish(event: object & { id: string }): Promise<unknown[]> {
     const from = this.frames.length;
     this.send(["EVENT", event]);
     return this.ok(event.id, from);

@@ -83,7 +83,8 @@ describe("publishing", () => {
     const commitment = `[0,"${pubkey}",${base.created_at},1,[],"a\u0001b"]`;
     const id = new Bun.CryptoHasher("sha256").update(commitment).digest("hex");
     const sig = Buffer.from(schnorr.sign(Buffer.from(id, "hex"), sk)).toString("hex");
-    expect(await c.publish({ ...base, id, sig })).toEqual(["OK", id, true, ""]);
+    const event = { ...base, id, sig };
+    expect(await c.publish(event)).toEqual(["OK", id, true, ""]);
   });
 });
 
