@@ -1,0 +1,79 @@
+// The relay as operators run it: a real process started from src/main.ts, configured by flags
+// and environment, stopped by SIGTERM with every acknowledged event kept.
+import { afterAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { getPublicKey } from "nostr-tools/pure";
+import { newKey, now, RawClient, signed, tempDir } from "./harness.ts";
+
+const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function spawnRelay(args: string[], env: Record<string, string> = {}) {
+  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
+    env: { ...process.env, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const reader = proc.stdout.getReader();
+  let out = "";
+  while (!out.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`relay exited: ${await new Response(proc.stderr).text()}`);
+    out += new TextDecoder().decode(value);
+  }
+  const url = /listening on (ws:\/\/\S+)/.exec(out)?.[1];
+  if (!url) throw new Error(`no url in: ${out}`);
+  return { proc, url };
+}
+
+describe("the relay process", () => {
+  test("environment chooses host, port and data; SIGTERM flushes and exits 0; data survives restart", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const { proc, url } = await spawnRelay([], { RELAY_PORT: "0", RELAY_HOST: "127.0.0.1", RELAY_DATA: dir });
+    expect(url).toStartWith("ws://127.0.0.1:");
+    const c = await RawClient.connect(url);
+    const sk = newKey();
+    const events = Array.from({ length: 50 }, (_, i) => signed(sk, { created_at: now() - i }));
+    for (const e of events) c.send(["EVENT", e]);
+    for (const e of events) expect((await c.ok(e.id))[2]).toBe(true);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+
+    const again = await spawnRelay(["--port", "0", "--data", dir]);
+    const c2 = await RawClient.connect(again.url);
+    expect(await c2.req("all", { authors: [getPublicKey(sk)] })).toEqual(events.map((e) => e.id));
+    c2.close();
+    again.proc.kill("SIGINT");
+    expect(await again.proc.exited).toBe(0);
+  });
+
+  const cli: [string, string[], number, RegExp][] = [
+    ["--version prints the version", ["--version"], 0, /^\d+\.\d+\.\d+\n$/],
+    ["--help lists the commands", ["--help"], 0, /commands:[\s\S]*serve/],
+    ["serve --help explains the options", ["serve", "--help"], 0, /--config FILE/],
+    ["config --print-default prints the sample", ["config", "--print-default"], 0, /\[limits\]/],
+  ];
+  for (const [what, args, code, pattern] of cli) {
+    test(`${what}`, () => {
+      const r = Bun.spawnSync([process.execPath, MAIN, ...args]);
+      expect(r.exitCode).toBe(code);
+      expect(r.stdout.toString()).toMatch(pattern);
+    });
+  }
+
+  test("an unknown command exits 2 with usage on stderr", () => {
+    const r = Bun.spawnSync([process.execPath, MAIN, "frobnicate"]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr.toString()).toContain("unknown command 'frobnicate'");
+  });
+
+  test("a bad setting exits 78 naming the key", () => {
+    const r = Bun.spawnSync([process.execPath, MAIN, "--port", "nope"]);
+    expect(r.exitCode).toBe(78);
+    expect(r.stderr.toString()).toContain("configuration error: port (from flag)");
+  });
+});
