@@ -25,10 +25,16 @@ export class Conn {
     readonly ip: string,
   ) {}
 
-  /** Sends one text frame; false when the socket is gone or dropped the frame. */
+  /**
+   * Sends one text frame; false when the socket is gone or dropped the frame. A dropped frame
+   * means the reader fell too far behind: the connection is closed rather than left with a gap.
+   */
   send(frame: string): boolean {
     if (this.closed) return false;
-    return this.ws.send(frame) !== 0;
+    if (this.ws.send(frame) !== 0) return true;
+    this.closed = true;
+    this.ws.close(1008, "outbound queue full: reader too slow");
+    return false;
   }
 
   /** Sends frames in order, waiting for the socket to drain when its queue is long. */
