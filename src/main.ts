@@ -11,6 +11,8 @@ interface Command {
 const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> = {
   serve: { about: "run the relay (default)", load: () => import("./cli/serve.ts") },
   config: { about: "print the documented default configuration", load: () => import("./cli/config.ts") },
+  keygen: { about: "make a key pair, random or from a mnemonic", load: () => import("./cli/keygen.ts") },
+  nip19: { about: "encode and decode npub, nprofile, naddr, ...", load: () => import("./cli/nip19.ts") },
 };
 
 function usage(): string {

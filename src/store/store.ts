@@ -29,6 +29,18 @@ export interface Store {
   replaceable: BinDb;
   /** highest serial ever assigned (from disk at open, then advanced by the writer) */
   lastSerial: number;
+  /** further indexes (search, expiration…) kept in the same write transaction as the event */
+  indexers: Indexer[];
+}
+
+/**
+ * A secondary index maintained by the writer. Both calls run inside the write transaction that
+ * stores or removes the event, so an index can never disagree with the events it points to.
+ */
+export interface Indexer {
+  readonly name: string;
+  put(s: Store, e: NostrEvent, serial: number): void;
+  remove(s: Store, e: NostrEvent, serial: number): void;
 }
 
 export function openStore(path: string): Store {
@@ -48,6 +60,7 @@ export function openStore(path: string): Store {
     time: db("time"),
     replaceable: db("replaceable"),
     lastSerial,
+    indexers: [],
   };
 }
 
@@ -89,4 +102,18 @@ export function removeEvent(s: Store, e: NostrEvent, serial: number): void {
   s.events.remove(serialKey(serial));
   s.ids.remove(hexBytes(e.id));
   for (const [db, key] of indexEntries(s, e, serial)) db.remove(key);
+  for (const ix of s.indexers) ix.remove(s, e, serial);
+}
+
+/** Stores an event and every index entry it owns. Must run inside a write transaction. */
+export function putEvent(s: Store, e: NostrEvent, json: string, serial: number): void {
+  s.events.put(serialKey(serial), Buffer.from(json, "utf8"));
+  s.ids.put(hexBytes(e.id), serialKey(serial));
+  for (const [db, key] of indexEntries(s, e, serial)) db.put(key, EMPTY);
+  for (const ix of s.indexers) ix.put(s, e, serial);
+}
+
+/** Opens a further named database in the store's environment (for indexers). */
+export function openDb(s: Store, name: string): BinDb {
+  return s.env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
 }

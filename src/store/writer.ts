@@ -6,9 +6,9 @@ import { firstTagValue } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, olderVersion } from "../wire/reasons.ts";
-import { hexBytes, readReplaceable, replaceableKey, replaceableValue, serialKey } from "./keys.ts";
+import { hexBytes, readReplaceable, replaceableKey, replaceableValue } from "./keys.ts";
 import type { Store } from "./store.ts";
-import { EMPTY, indexEntries, readEvent, removeEvent } from "./store.ts";
+import { putEvent, readEvent, removeEvent } from "./store.ts";
 
 export type WriteOutcome =
   | { status: "stored"; serial: number }
@@ -128,9 +128,7 @@ export class Writer {
       s.replaceable.put(rkey, replaceableValue(serial, e.created_at, e.id));
     }
     s.lastSerial = serial;
-    s.events.put(serialKey(serial), Buffer.from(json, "utf8"));
-    s.ids.put(idKey, serialKey(serial));
-    for (const [db, key] of indexEntries(s, e, serial)) db.put(key, EMPTY);
+    putEvent(s, e, json, serial);
     return { status: "stored", serial };
   }
 }
