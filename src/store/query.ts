@@ -22,6 +22,16 @@ export interface QueryOptions {
   cancelled?: () => boolean;
   /** told which index each filter used (metrics) */
   onPlan?: (index: string) => void;
+  /** serials that must not be seen although still stored (e.g. expired, awaiting purge) */
+  hidden?: (serial: number) => boolean;
+  /** per-reader access rule; when set every candidate is parsed and checked */
+  allow?: (e: NostrEvent) => boolean;
+}
+
+/** The event passes the filter and the reader may see it. */
+function admits(f: Filter, json: string, o: QueryOptions): boolean {
+  const e = JSON.parse(json) as NostrEvent;
+  return matchFilter(f, e) && (o.allow === undefined || o.allow(e));
 }
 
 interface Hit {
@@ -63,11 +73,10 @@ async function runFilter(
       const v = s.ids.get(hexBytes(id));
       if (!v) continue;
       const serial = readU64(v, 0);
-      if (serial > o.hwm) continue;
+      if (serial > o.hwm || o.hidden?.(serial)) continue;
       const json = load(s, serial);
-      if (!json) continue;
-      const e = JSON.parse(json) as NostrEvent;
-      if (matchFilter(f, e)) hits.push({ time: e.created_at, serial, json });
+      if (!json || !admits(f, json, o)) continue;
+      hits.push({ time: (JSON.parse(json) as NostrEvent).created_at, serial, json });
     }
     return hits.sort(byNewest).slice(0, limit);
   }
@@ -90,9 +99,10 @@ async function runFilter(
     if (k.serial === lastSerial || k.serial > o.hwm) continue;
     lastSerial = k.serial;
     if (cutTime !== -1 && k.time < cutTime) break;
+    if (o.hidden?.(k.serial)) continue;
     const json = load(s, k.serial);
     if (json === undefined) continue;
-    if (plan.needsCheck && !matchFilter(f, JSON.parse(json) as NostrEvent)) continue;
+    if ((plan.needsCheck || o.allow) && !admits(f, json, o)) continue;
     hits.push({ time: k.time, serial: k.serial, json });
     if (hits.length === limit) cutTime = k.time;
   }
@@ -149,10 +159,10 @@ export async function countQuery(
         await yieldTurn();
         if (o.cancelled?.()) return undefined;
       }
-      if (k.serial > o.hwm || seen.has(k.serial)) continue;
-      if (plan.needsCheck) {
+      if (k.serial > o.hwm || seen.has(k.serial) || o.hidden?.(k.serial)) continue;
+      if (plan.needsCheck || o.allow) {
         const json = load(s, k.serial);
-        if (json === undefined || !matchFilter(f, JSON.parse(json) as NostrEvent)) continue;
+        if (json === undefined || !admits(f, json, o)) continue;
       }
       seen.add(k.serial);
     }
