@@ -46,7 +46,7 @@ test("a subscriber that stops reading is closed while others receive every event
   const events = Array.from({ length: 150 }, (_, i) => signed(sk, { content: `${i}`.padEnd(100_000, "x") }));
   // One at a time, so a healthy reader never has more than one event queued.
   for (const e of events) expect((await publisher.publish(e))[2]).toBe(true);
-  for (let i = 0; i < 200 && healthy.frames.filter((f) => f[0] === "EVENT").length < events.length; i++)
+  for (let i = 0; i < 1500 && healthy.frames.filter((f) => f[0] === "EVENT").length < events.length; i++)
     await Bun.sleep(10);
 
   expect(healthy.frames.filter((f) => f[0] === "EVENT").length).toBe(events.length);
