@@ -7,8 +7,13 @@ import { LiveIndex } from "./fanout/live-index.ts";
 import type { Subscription } from "./fanout/subscription.ts";
 import type { RelayContext } from "./ingest/context.ts";
 import { newCounters } from "./ingest/context.ts";
+import { PolicyPlugin } from "./ingest/plugin.ts";
+import { RateLimiter } from "./ingest/ratelimit.ts";
+import { ownUrlCheck } from "./nostr/relay-url.ts";
+import { disableSearch, enableSearch } from "./search/setup.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
 import { startServer } from "./server/server.ts";
+import { Expiration } from "./store/expiration.ts";
 import { openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
 import { nobleBackend } from "./verify/verify.ts";
@@ -25,10 +30,20 @@ export interface Relay {
 
 export function startRelay(config: Config): Relay {
   const store = openStore(config.data);
+  const expiration = new Expiration(store);
+  store.indexers.push(expiration);
+  if (config["search.enabled"]) enableSearch(store);
+  else disableSearch(store);
   const live = new LiveIndex<Subscription>();
-  const writer = new Writer(store, config["writer.maxBatch"], (stored) => {
-    for (const s of stored) broadcast(live, s.event, s.json, s.serial);
-  });
+  // The listening port is known only once the server is up (port 0 picks one).
+  let isOwnUrl: (url: string) => boolean = () => false;
+  const writer = new Writer(
+    store,
+    { maxBatch: config["writer.maxBatch"], isOwnUrl: (url) => isOwnUrl(url) },
+    (stored) => {
+      for (const s of stored) broadcast(live, s.event, s.json, s.serial);
+    },
+  );
   const ctx: RelayContext = {
     config,
     store,
@@ -37,9 +52,28 @@ export function startRelay(config: Config): Relay {
     verifier: nobleBackend,
     counters: newCounters(),
     startedAt: Date.now(),
+    isOwnUrl: (url) => isOwnUrl(url),
+    expiration,
+    rates: new RateLimiter(() => ctx.config),
+    plugin: config["policy.plugin"]
+      ? new PolicyPlugin({
+          command: config["policy.plugin"],
+          timeoutMs: () => ctx.config["policy.pluginTimeoutMs"],
+          failOpen: () => ctx.config["policy.pluginFailOpen"],
+          log: (m) => console.warn(m),
+        })
+      : undefined,
   };
   const { server, conns } = startServer(ctx);
+  const port = server.port ?? config.port;
+  isOwnUrl = ownUrlCheck(config.host, port, () => ctx.config.publicUrl);
   const host = server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname;
+  const timers = [
+    setInterval(() => {
+      if (expiration.pending > 0) void writer.task((s) => expiration.purge(s, Date.now() / 1000, 10_000));
+    }, config["expiration.purgeIntervalSeconds"] * 1000),
+    setInterval(() => ctx.rates.sweep(), 60_000),
+  ];
   let stopping: Promise<void> | undefined;
   return {
     ctx,
@@ -48,6 +82,8 @@ export function startRelay(config: Config): Relay {
     url: `ws://${host}:${server.port}`,
     stop() {
       stopping ??= (async () => {
+        for (const t of timers) clearInterval(t);
+        ctx.plugin?.close();
         server.stop(false);
         for (const conn of conns) conn.ws.close(1001, "relay shutting down");
         await writer.drain();

@@ -29,6 +29,7 @@ const i = (d: number, doc: string, live: boolean, extra: Partial<Entry<"int", nu
 const b = (d: boolean, doc: string, live: boolean) => ({ type: "bool", default: d, doc, live }) as const;
 const sa = (d: string[], doc: string, live: boolean) =>
   ({ type: "string[]", default: d, doc, live }) as const;
+const ia = (d: number[], doc: string, live: boolean) => ({ type: "int[]", default: d, doc, live }) as const;
 
 export const SCHEMA = {
   host: s("127.0.0.1", "address to listen on", false, { env: "RELAY_HOST", flag: "host" }),
@@ -72,13 +73,53 @@ export const SCHEMA = {
   "query.yieldEvery": i(512, "index entries scanned before a query yields to other connections", false, {
     min: 16,
   }),
+  "auth.writes": b(false, "require NIP-42 AUTH before accepting events", true),
+  "auth.reads": b(false, "require NIP-42 AUTH before answering REQ and COUNT", true),
+  "auth.restrictedKinds": ia(
+    [4, 1059],
+    "kinds delivered only to their authenticated author or p-tagged recipient",
+    true,
+  ),
+  "expiration.purgeIntervalSeconds": i(60, "how often expired events (NIP-40) are purged", false, { min: 1 }),
+  "pow.minDifficulty": i(0, "minimum NIP-13 proof of work (leading zero bits of the id); 0 = none", true, {
+    max: 256,
+  }),
+  "policy.pubkeyAllow": sa([], "if not empty, only these hex pubkeys may publish", true),
+  "policy.pubkeyDeny": sa([], "hex pubkeys that may not publish", true),
+  "policy.kindAllow": ia([], "if not empty, only these kinds are accepted", true),
+  "policy.kindDeny": ia([], "kinds that are refused", true),
+  "policy.plugin": s("", "command of a strfry-compatible write-policy plugin (empty = none)", true),
+  "policy.pluginTimeoutMs": i(2000, "how long to wait for the plugin's answer", true, { min: 1 }),
+  "policy.pluginFailOpen": b(false, "accept events when the plugin hangs or dies (default: refuse)", true),
+  "rate.eventsPerSecond": i(0, "EVENTs per second per connection (0 = unlimited)", true),
+  "rate.eventsPerSecondPerIp": i(0, "EVENTs per second per IP address (0 = unlimited)", true),
+  "rate.reqsPerSecond": i(0, "REQs per second per connection (0 = unlimited)", true),
+  "rate.reqsPerSecondPerIp": i(0, "REQs per second per IP address (0 = unlimited)", true),
+  "rate.countsPerSecond": i(0, "COUNTs per second per connection (0 = unlimited)", true),
+  "rate.countsPerSecondPerIp": i(0, "COUNTs per second per IP address (0 = unlimited)", true),
+  "rate.burstSeconds": i(2, "bucket size, in seconds of the rate, a client may spend at once", true, {
+    min: 1,
+  }),
+  "rate.maxConnectionsPerIp": i(0, "open connections allowed per IP address (0 = unlimited)", true),
+  "rate.closeAfterRefusals": i(100, "close a connection after this many rate-limited frames in a row", true, {
+    min: 1,
+  }),
+  "rate.exemptIps": sa([], "IP addresses never rate limited", true),
+  "rate.exemptPubkeys": sa([], "authenticated pubkeys never rate limited", true),
+  "search.enabled": b(true, "NIP-50 search: keep the token index and answer `search` filters", false),
   "log.level": s("info", "one of debug, info, warn, error", true),
   "http.cors": b(true, "send CORS headers on HTTP answers", true),
   "nip11.extraNips": sa([], "further NIP numbers to advertise (as strings)", true),
 } as const satisfies Record<string, AnyEntry>;
 
 export type Key = keyof typeof SCHEMA;
-type ValueOf<E> = E extends { default: infer V } ? (V extends readonly string[] ? string[] : V) : never;
+type ValueOf<E> = E extends { default: infer V }
+  ? V extends readonly string[]
+    ? string[]
+    : V extends readonly number[]
+      ? number[]
+      : V
+  : never;
 type Widen<V> = V extends string ? string : V extends number ? number : V extends boolean ? boolean : V;
 export type Config = { readonly [K in Key]: Widen<ValueOf<(typeof SCHEMA)[K]>> };
 

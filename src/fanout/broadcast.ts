@@ -11,7 +11,7 @@ export function broadcast(
 ): number {
   let n = 0;
   live.match(event, (sub) => {
-    sub.deliver(json, serial);
+    sub.deliver(event, json, serial);
     n++;
   });
   return n;

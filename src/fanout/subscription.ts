@@ -1,6 +1,7 @@
 // A live subscription: its filters, its frame prefix, and the high-water mark that splits stored
 // results from live ones. Until EOSE, live matches wait in `pending` so they follow the stored
 // answer; stored serials at or below `hwm` are never delivered live (they were in the answer).
+import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import type { Conn } from "../server/connection.ts";
 import { eventFrame, eventPrefix } from "../wire/frames.ts";
@@ -20,13 +21,16 @@ export class Subscription implements LiveSub {
     readonly subId: string,
     readonly filters: readonly Filter[],
     readonly hwm: number,
+    /** per-reader access rule (restricted kinds) */
+    private readonly mayRead?: (e: NostrEvent) => boolean,
   ) {
     this.prefix = eventPrefix(subId);
   }
 
   /** Delivers a live event; `serial` is undefined for ephemeral events. */
-  deliver(json: string, serial: number | undefined): void {
+  deliver(e: NostrEvent, json: string, serial: number | undefined): void {
     if (this.cancelled || (serial !== undefined && serial <= this.hwm)) return;
+    if (this.mayRead && !this.mayRead(e)) return;
     const frame = eventFrame(this.prefix, json);
     if (this.pending) {
       if (this.pending.length < MAX_PENDING) this.pending.push(frame);

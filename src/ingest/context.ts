@@ -2,9 +2,12 @@
 import type { Config } from "../config/schema.ts";
 import type { LiveIndex } from "../fanout/live-index.ts";
 import type { Subscription } from "../fanout/subscription.ts";
+import type { Expiration } from "../store/expiration.ts";
 import type { Store } from "../store/store.ts";
 import type { Writer } from "../store/writer.ts";
 import type { SchnorrBackend } from "../verify/verify.ts";
+import type { PolicyPlugin } from "./plugin.ts";
+import type { RateLimiter } from "./ratelimit.ts";
 
 export interface Counters {
   framesIn: Record<string, number>;
@@ -21,6 +24,11 @@ export interface RelayContext {
   verifier: SchnorrBackend;
   counters: Counters;
   startedAt: number;
+  /** whether a URL names this relay (NIP-42 relay tags, NIP-62 requests) */
+  isOwnUrl: (url: string) => boolean;
+  expiration: Expiration;
+  rates: RateLimiter;
+  plugin: PolicyPlugin | undefined;
 }
 
 export const newCounters = (): Counters => ({

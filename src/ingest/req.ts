@@ -1,14 +1,16 @@
 // REQ, COUNT and CLOSE: filters are checked at one gate, stored results are sent newest first,
 // then EOSE, then whatever arrived live meanwhile; the subscription stays until CLOSE or replace.
+import { countAnswer } from "../count/answer.ts";
 import { Subscription } from "../fanout/subscription.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { parseFilter } from "../nostr/filter.ts";
 import type { Conn } from "../server/connection.ts";
 import type { QueryOptions } from "../store/query.ts";
-import { countQuery, runQuery } from "../store/query.ts";
+import { runQuery } from "../store/query.ts";
 import { closedFrame, countFrame, eoseFrame, eventFrame } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, isReject, rateLimited, unsupported } from "../wire/reasons.ts";
+import { mayRead, readGate, readRule } from "./access.ts";
 import type { RelayContext } from "./context.ts";
 import { bump } from "./context.ts";
 
@@ -17,15 +19,18 @@ export function parseFilters(ctx: RelayContext, raws: unknown[]): Filter[] | Rej
   for (const raw of raws) {
     const f = parseFilter(raw, { maxFilterValues: ctx.config["limits.maxFilterValues"] });
     if (isReject(f)) return f;
-    if (f.search !== undefined) return unsupported("search (NIP-50) is not available on this relay yet");
+    if (f.search !== undefined && !ctx.config["search.enabled"])
+      return unsupported("search (NIP-50) is disabled on this relay");
     out.push(f);
   }
   return out;
 }
 
-function queryOptions(ctx: RelayContext, hwm: number, cancelled: () => boolean): QueryOptions {
+function queryOptions(ctx: RelayContext, conn: Conn, hwm: number, cancelled: () => boolean): QueryOptions {
   const c = ctx.config;
   return {
+    hidden: ctx.expiration.hidden,
+    allow: readRule(ctx, conn),
     hwm,
     defaultLimit: c["limits.defaultLimit"],
     maxLimit: c["limits.maxLimit"],
@@ -55,18 +60,23 @@ export async function handleReq(
     conn.send(closedFrame(subId, filters));
     return;
   }
+  const refused = readGate(ctx, conn, filters);
+  if (refused) {
+    conn.send(closedFrame(subId, refused));
+    return;
+  }
   const max = ctx.config["limits.maxSubscriptions"];
   if (conn.subs.size >= max) {
     conn.send(closedFrame(subId, rateLimited(`too many open subscriptions (at most ${max})`)));
     return;
   }
-  const sub = new Subscription(conn, subId, filters, ctx.writer.visibleSerial);
+  const sub = new Subscription(conn, subId, filters, ctx.writer.visibleSerial, (e) => mayRead(ctx, conn, e));
   conn.subs.set(subId, sub);
   ctx.live.add(sub);
   const cancelled = () => sub.cancelled || conn.closed;
   let stored: string[] | undefined;
   try {
-    stored = await runQuery(ctx.store, filters, queryOptions(ctx, sub.hwm, cancelled));
+    stored = await runQuery(ctx.store, filters, queryOptions(ctx, conn, sub.hwm, cancelled));
   } catch (e) {
     closeSubscription(ctx, conn, subId);
     conn.send(closedFrame(subId, error(`query failed: ${(e as Error).message}`)));
@@ -92,17 +102,18 @@ export async function handleCount(
   raws: unknown[],
 ): Promise<void> {
   const filters = parseFilters(ctx, raws);
-  if (isReject(filters)) {
-    conn.send(closedFrame(subId, filters));
+  const refused = isReject(filters) ? filters : readGate(ctx, conn, filters);
+  if (refused) {
+    conn.send(closedFrame(subId, refused));
     return;
   }
   try {
-    const n = await countQuery(
+    const n = await countAnswer(
       ctx.store,
-      filters,
-      queryOptions(ctx, ctx.writer.visibleSerial, () => conn.closed),
+      filters as Filter[],
+      queryOptions(ctx, conn, ctx.writer.visibleSerial, () => conn.closed),
     );
-    if (n !== undefined) conn.send(countFrame(subId, n));
+    if (n !== undefined) conn.send(countFrame(subId, n.count, false, n.hll));
   } catch (e) {
     conn.send(closedFrame(subId, error(`count failed: ${(e as Error).message}`)));
   }

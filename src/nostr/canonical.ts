@@ -35,3 +35,9 @@ export function storedJson(e: NostrEvent): string {
 
 export const STORED_ID_OFFSET = 7;
 export const STORED_PUBKEY_OFFSET = 83;
+
+/** The kind of a stored record, read without parsing (it follows created_at at a known place). */
+export function storedKind(json: string): number {
+  const at = json.indexOf(',"kind":', STORED_PUBKEY_OFFSET + 64);
+  return Number.parseInt(json.slice(at + 8, at + 14), 10);
+}

@@ -1,5 +1,6 @@
 // Filters (NIP-01): parsing client JSON into a checked Filter, and the naive matcher that is the
 // oracle for the store's planner and the live index.
+import { matchSearch } from "../search/match.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { invalid } from "../wire/reasons.ts";
 import type { NostrEvent } from "./event.ts";
@@ -88,7 +89,7 @@ export function parseFilter(raw: unknown, lim: FilterLimits): Filter | Reject {
   return f;
 }
 
-/** True when the event satisfies every condition of the filter (limit and search aside). */
+/** True when the event satisfies every condition of the filter (limit aside; search as NIP-50 words). */
 export function matchFilter(f: Filter, e: NostrEvent): boolean {
   if (f.ids && !f.ids.includes(e.id)) return false;
   if (f.authors && !f.authors.includes(e.pubkey)) return false;
@@ -96,6 +97,7 @@ export function matchFilter(f: Filter, e: NostrEvent): boolean {
   if (f.since !== undefined && e.created_at < f.since) return false;
   if (f.until !== undefined && e.created_at > f.until) return false;
   if (f.tags) for (const [letter, values] of f.tags) if (!hasTag(e, letter, values)) return false;
+  if (f.search !== undefined && !matchSearch(f.search, e)) return false;
   return true;
 }
 

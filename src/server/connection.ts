@@ -3,6 +3,8 @@
 // is closed by Bun once its queue passes limits.maxOutboundBytes.
 import type { ServerWebSocket } from "bun";
 import type { Subscription } from "../fanout/subscription.ts";
+import { newChallenge } from "../ingest/auth.ts";
+import { Meter } from "../ingest/ratelimit.ts";
 
 export interface ConnData {
   conn?: Conn;
@@ -17,6 +19,12 @@ let nextId = 1;
 export class Conn {
   readonly id = nextId++;
   readonly subs = new Map<string, Subscription>();
+  /** NIP-42 challenge sent on connect, and the pubkeys that answered it */
+  readonly challenge = newChallenge();
+  readonly authed = new Set<string>();
+  readonly meter = new Meter();
+  /** rate-limited frames in a row */
+  refusals = 0;
   closed = false;
   private drainWaiters: (() => void)[] = [];
 

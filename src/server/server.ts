@@ -1,14 +1,15 @@
 // Bun.serve with one fetch handler (HTTP routes and WebSocket upgrade) and one websocket
 // handler set. Owns sockets and routes parsed frames to the ingest handlers; no storage here.
 import type { Server } from "bun";
+import { handleAuth } from "../ingest/auth.ts";
 import type { RelayContext } from "../ingest/context.ts";
 import { bump } from "../ingest/context.ts";
 import { handleEvent } from "../ingest/event.ts";
 import type { ClientMessage } from "../ingest/messages.ts";
 import { readFrame } from "../ingest/messages.ts";
 import { closeSubscription, handleCount, handleReq } from "../ingest/req.ts";
-import { closedFrame, noticeFrame, okFrame } from "../wire/frames.ts";
-import { invalid } from "../wire/reasons.ts";
+import { authFrame, closedFrame, noticeFrame, okFrame, okReject } from "../wire/frames.ts";
+import { invalid, rateLimited } from "../wire/reasons.ts";
 import type { ConnData } from "./connection.ts";
 import { Conn } from "./connection.ts";
 import { handleHttp } from "./http.ts";
@@ -23,8 +24,27 @@ export function startServer(ctx: RelayContext): { server: Server<ConnData>; conn
     maxFilters: ctx.config["limits.maxFilters"],
   });
 
+  /** The rate gate: true when the frame may proceed; otherwise it has been answered. */
+  const metered = (conn: Conn, m: ClientMessage): boolean => {
+    if (m.type === "CLOSE" || m.type === "AUTH") return true;
+    if (ctx.rates.take(m.type, conn.ip, conn.meter, conn.authed)) {
+      conn.refusals = 0;
+      return true;
+    }
+    const r = rateLimited(`slow down: too many ${m.type} messages`);
+    if (m.type === "EVENT") {
+      const id = (m.event as { id?: unknown }).id;
+      conn.send(okReject(typeof id === "string" ? id : "", r));
+    } else conn.send(closedFrame(m.subId, r));
+    bump(ctx.counters.framesIn, "rate-limited");
+    if (++conn.refusals >= ctx.config["rate.closeAfterRefusals"])
+      conn.ws.close(1008, "rate-limited: flooding");
+    return false;
+  };
+
   const route = (conn: Conn, m: ClientMessage): void => {
     bump(ctx.counters.framesIn, m.type);
+    if (!metered(conn, m)) return;
     switch (m.type) {
       case "EVENT":
         void handleEvent(ctx, conn, m.event);
@@ -38,13 +58,9 @@ export function startServer(ctx: RelayContext): { server: Server<ConnData>; conn
       case "CLOSE":
         closeSubscription(ctx, conn, m.subId);
         return;
-      case "AUTH": {
-        const id = (m.event as { id?: unknown }).id;
-        conn.send(
-          okFrame(typeof id === "string" ? id : "", false, "unsupported: AUTH is not enabled on this relay"),
-        );
+      case "AUTH":
+        handleAuth(ctx, conn, m.event);
         return;
-      }
       default:
         m satisfies never;
     }
@@ -56,7 +72,10 @@ export function startServer(ctx: RelayContext): { server: Server<ConnData>; conn
     fetch(req, srv) {
       if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
         const ip = srv.requestIP(req)?.address ?? "unknown";
+        if (!ctx.rates.connect(ip))
+          return new Response("rate-limited: too many connections from this address\n", { status: 429 });
         if (srv.upgrade(req, { data: { ip } })) return undefined;
+        ctx.rates.disconnect(ip);
         return new Response("WebSocket upgrade failed\n", { status: 400 });
       }
       return handleHttp(req, ctx.config);
@@ -73,6 +92,7 @@ export function startServer(ctx: RelayContext): { server: Server<ConnData>; conn
         const conn = new Conn(ws, ws.data.ip);
         ws.data.conn = conn;
         conns.add(conn);
+        conn.send(authFrame(conn.challenge));
       },
       message(ws, data) {
         const conn = ws.data.conn!;
@@ -95,6 +115,7 @@ export function startServer(ctx: RelayContext): { server: Server<ConnData>; conn
         conn.onClose();
         for (const subId of [...conn.subs.keys()]) closeSubscription(ctx, conn, subId);
         conns.delete(conn);
+        ctx.rates.disconnect(conn.ip);
       },
     },
   });

@@ -9,11 +9,16 @@
 //   pubkind      pubkey 32 | kind 2 | created_at 8 | serial 8 → (empty)
 //   tag          letter 1 | len 1 | value len | created_at 8 | serial 8 → (empty)
 //                  letter has its high bit set when value is 64-char lowercase hex stored as 32
-//                  raw bytes; values over 255 UTF-8 bytes are not indexed
+//                  raw bytes; values over 255 UTF-8 bytes or with lone surrogates are not indexed
 //   time         created_at 8 | serial 8                    → (empty)
 //   replaceable  pubkey 32 | kind 2 | d 0..255              → serial 8 | created_at 8 | id 32
 //                  d is the raw `d` value (empty for plain replaceable kinds); longer d values
-//                  are replaced by 0xff | sha256(d)
+//                  are replaced by 0xff | sha256(d), values with lone surrogates by
+//                  0xfe | sha256(UTF-16 code units)
+//   deleted      id 32 | pubkey 32                          → (empty)   NIP-09 tombstone
+//   deleted_addr (replaceable key)                          → created_at 8
+//   vanished     pubkey 32                                  → created_at 8   NIP-62
+//   expiry       expiration 8 | serial 8                    → (empty)   NIP-40
 
 export const TAIL = 16;
 const MAX_U32 = 0x1_0000_0000;
@@ -79,6 +84,8 @@ export function tagPrefix(letter: string, value: string): Buffer | undefined {
     k.write(value, 2, "hex");
     return k;
   }
+  // Lone surrogates would all encode to U+FFFD and collide; such values are left unindexed.
+  if (!value.isWellFormed()) return undefined;
   const v = encoder.encode(value);
   if (v.length > 255) return undefined;
   const k = Buffer.allocUnsafe(2 + v.length);
@@ -103,11 +110,15 @@ export function rangeFor(prefix: Uint8Array, since: number, until: number): { st
 }
 
 export function replaceableKey(pubkey: string, kind: number, d: string): Buffer {
-  const dBytes = encoder.encode(d);
-  const tail =
-    dBytes.length <= 255
+  const hashed = (marker: number, bytes: Uint8Array) =>
+    Buffer.concat([Buffer.from([marker]), new Bun.CryptoHasher("sha256").update(bytes).digest()]);
+  // Lone surrogates would all encode to U+FFFD; hash their UTF-16 code units instead.
+  const dBytes = d.isWellFormed() ? encoder.encode(d) : undefined;
+  const tail = !dBytes
+    ? hashed(0xfe, Buffer.from(d, "utf16le"))
+    : dBytes.length <= 255
       ? dBytes
-      : Buffer.concat([Buffer.from([0xff]), new Bun.CryptoHasher("sha256").update(dBytes).digest()]);
+      : hashed(0xff, dBytes);
   return Buffer.concat([hexBytes(pubkey), kindBytes(kind), tail]);
 }
 

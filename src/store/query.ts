@@ -6,6 +6,7 @@ import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
+import { searchCount, searchFilter } from "../search/engine.ts";
 import { MergedScan } from "./cursor.ts";
 import { hexBytes, readU64, serialKey } from "./keys.ts";
 import type { Plan } from "./plan.ts";
@@ -24,14 +25,14 @@ export interface QueryOptions {
   onPlan?: (index: string) => void;
   /** serials that must not be seen although still stored (e.g. expired, awaiting purge) */
   hidden?: (serial: number) => boolean;
-  /** per-reader access rule; when set every candidate is parsed and checked */
-  allow?: (e: NostrEvent) => boolean;
+  /** per-reader access rule on the stored JSON (it should parse only what it must) */
+  allow?: (json: string) => boolean;
 }
 
-/** The event passes the filter and the reader may see it. */
-function admits(f: Filter, json: string, o: QueryOptions): boolean {
-  const e = JSON.parse(json) as NostrEvent;
-  return matchFilter(f, e) && (o.allow === undefined || o.allow(e));
+/** The reader may see the event and it passes the filter (parsed only when `check`). */
+function admits(f: Filter, json: string, o: QueryOptions, check = true): boolean {
+  if (o.allow && !o.allow(json)) return false;
+  return !check || matchFilter(f, JSON.parse(json) as NostrEvent);
 }
 
 interface Hit {
@@ -102,7 +103,7 @@ async function runFilter(
     if (o.hidden?.(k.serial)) continue;
     const json = load(s, k.serial);
     if (json === undefined) continue;
-    if ((plan.needsCheck || o.allow) && !admits(f, json, o)) continue;
+    if ((plan.needsCheck || o.allow) && !admits(f, json, o, plan.needsCheck)) continue;
     hits.push({ time: k.time, serial: k.serial, json });
     if (hits.length === limit) cutTime = k.time;
   }
@@ -117,6 +118,13 @@ export async function runQuery(
 ): Promise<string[] | undefined> {
   const results: Hit[][] = [];
   for (const f of filters) {
+    if (f.search !== undefined) {
+      o.onPlan?.("search");
+      const hits = await searchFilter(s, f, effectiveLimit(f, o), o);
+      if (!hits) return undefined;
+      results.push(hits);
+      continue;
+    }
     const plan = planFilter(s, f);
     o.onPlan?.(plan.type === "scan" ? plan.index : plan.type);
     const hits = await runFilter(s, f, plan, effectiveLimit(f, o), o);
@@ -126,6 +134,8 @@ export async function runQuery(
   if (results.length === 1) return results[0]!.map((h) => h.json);
   const union = new Map<number, Hit>();
   for (const hits of results) for (const h of hits) union.set(h.serial, h);
+  // Search results keep their rank order: then the filters are answered one after another.
+  if (filters.some((f) => f.search !== undefined)) return [...union.values()].map((h) => h.json);
   return [...union.values()].sort(byNewest).map((h) => h.json);
 }
 
@@ -138,6 +148,10 @@ export async function countQuery(
   const seen = new Set<number>();
   let sinceYield = 0;
   for (const f of filters) {
+    if (f.search !== undefined) {
+      if (!(await searchCount(s, f, seen, o))) return undefined;
+      continue;
+    }
     const plan = planFilter(s, f);
     if (plan.type === "empty") continue;
     if (plan.type === "ids") {
@@ -162,7 +176,7 @@ export async function countQuery(
       if (k.serial > o.hwm || seen.has(k.serial) || o.hidden?.(k.serial)) continue;
       if (plan.needsCheck || o.allow) {
         const json = load(s, k.serial);
-        if (json === undefined || !admits(f, json, o)) continue;
+        if (json === undefined || !admits(f, json, o, plan.needsCheck)) continue;
       }
       seen.add(k.serial);
     }

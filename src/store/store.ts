@@ -27,6 +27,12 @@ export interface Store {
   tag: BinDb;
   time: BinDb;
   replaceable: BinDb;
+  /** NIP-09 tombstones: `id 32 | deleter pubkey 32` → (empty) */
+  deleted: BinDb;
+  /** NIP-09 address tombstones: replaceable key → created_at 8 of the latest `a` deletion */
+  deletedAddr: BinDb;
+  /** NIP-62: `pubkey 32` → created_at 8 up to which everything was removed */
+  vanished: BinDb;
   /** highest serial ever assigned (from disk at open, then advanced by the writer) */
   lastSerial: number;
   /** further indexes (search, expiration…) kept in the same write transaction as the event */
@@ -59,6 +65,9 @@ export function openStore(path: string): Store {
     tag: db("tag"),
     time: db("time"),
     replaceable: db("replaceable"),
+    deleted: db("deleted"),
+    deletedAddr: db("deleted_addr"),
+    vanished: db("vanished"),
     lastSerial,
     indexers: [],
   };

@@ -1,17 +1,25 @@
 // The single writer. Accepted events from every connection are queued and committed in one
-// LMDB transaction per turn; duplicates and replaceable/addressable rules are decided inside that
-// transaction. Callers hear the outcome only after the batch is flushed to disk.
+// LMDB transaction per turn; duplicates, replaceable/addressable rules, deletions and vanish
+// requests are decided inside that transaction. Callers hear the outcome only after the batch
+// is flushed to disk. Maintenance (expiry purge, CLI deletes) runs as tasks in the same queue.
 import type { NostrEvent } from "../nostr/event.ts";
-import { firstTagValue } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, olderVersion } from "../wire/reasons.ts";
-import { hexBytes, readReplaceable, replaceableKey, replaceableValue } from "./keys.ts";
+import { hexBytes, readReplaceable, replaceableValue } from "./keys.ts";
+import {
+  addressOf,
+  applyDeletion,
+  applyVanish,
+  removeBySerial,
+  tombstoned,
+  vanishTargetsUs,
+} from "./lifecycle.ts";
 import type { Store } from "./store.ts";
-import { putEvent, readEvent, removeEvent } from "./store.ts";
+import { putEvent } from "./store.ts";
 
 export type WriteOutcome =
-  | { status: "stored"; serial: number }
+  | { status: "stored"; serial: number; replaced: boolean }
   | { status: "duplicate" }
   | { status: "rejected"; reject: Reject };
 
@@ -21,11 +29,27 @@ export interface Committed {
   serial: number;
 }
 
-interface Pending {
-  event: NostrEvent;
-  json: string;
-  resolve: (o: WriteOutcome) => void;
-  outcome?: WriteOutcome;
+type Pending =
+  | {
+      type: "event";
+      event: NostrEvent;
+      json: string;
+      resolve: (o: WriteOutcome) => void;
+      outcome?: WriteOutcome;
+    }
+  | {
+      type: "task";
+      run: (s: Store) => unknown;
+      resolve: (v: unknown) => void;
+      reject: (e: unknown) => void;
+      result?: unknown;
+      failed?: unknown;
+    };
+
+export interface WriterOptions {
+  maxBatch: number;
+  /** whether a NIP-62 `relay` tag names this relay */
+  isOwnUrl?: (url: string) => boolean;
 }
 
 export class Writer {
@@ -39,19 +63,26 @@ export class Writer {
   lastBatchSize = 0;
   lastCommitMs = 0;
 
+  private readonly opts: WriterOptions;
+
   constructor(
     private readonly store: Store,
-    private readonly maxBatch: number,
+    opts: WriterOptions | number,
     private readonly onCommitted: (stored: Committed[]) => void,
   ) {
+    this.opts = typeof opts === "number" ? { maxBatch: opts } : opts;
     this.visibleSerial = store.lastSerial;
   }
 
   submit(event: NostrEvent, json: string): Promise<WriteOutcome> {
-    return new Promise((resolve) => {
-      this.queue.push({ event, json, resolve });
-      if (!this.running) this.start();
-    });
+    return new Promise((resolve) => this.enqueue({ type: "event", event, json, resolve }));
+  }
+
+  /** Runs `run` inside a write transaction, in queue order; resolves after the commit is flushed. */
+  task<T>(run: (s: Store) => T): Promise<T> {
+    return new Promise<T>((resolve, reject) =>
+      this.enqueue({ type: "task", run, resolve: resolve as (v: unknown) => void, reject }),
+    );
   }
 
   /** Resolves once everything submitted so far is committed and flushed. */
@@ -59,7 +90,9 @@ export class Writer {
     return this.running ? this.idle : Promise.resolve();
   }
 
-  private start(): void {
+  private enqueue(p: Pending): void {
+    this.queue.push(p);
+    if (this.running) return;
     this.running = true;
     this.idle = new Promise((r) => {
       this.idleResolve = r;
@@ -71,20 +104,32 @@ export class Writer {
   private async loop(): Promise<void> {
     let flushing: Promise<void> = Promise.resolve();
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
+      const batch = this.queue.splice(0, this.opts.maxBatch);
       const started = performance.now();
       try {
         await this.store.env.transaction(() => {
-          for (const p of batch) p.outcome = this.apply(p.event, p.json);
+          for (const p of batch) {
+            if (p.type === "event") p.outcome = this.apply(p.event, p.json);
+            else
+              try {
+                p.result = p.run(this.store);
+              } catch (e) {
+                p.failed = e ?? new Error("task failed");
+              }
+          }
         });
       } catch (e) {
         const r = error(`could not store event: ${(e as Error).message}`);
-        for (const p of batch) p.outcome = { status: "rejected", reject: r };
+        for (const p of batch) {
+          if (p.type === "event") p.outcome = { status: "rejected", reject: r };
+          else p.failed = e;
+        }
       }
       this.batches++;
       this.lastBatchSize = batch.length;
       this.lastCommitMs = performance.now() - started;
-      for (const p of batch) if (p.outcome?.status === "stored") this.visibleSerial = p.outcome.serial;
+      for (const p of batch)
+        if (p.type === "event" && p.outcome?.status === "stored") this.visibleSerial = p.outcome.serial;
       // The next batch may start committing while this one is flushed to disk; answers and
       // broadcasts still go out in commit order.
       const prev = flushing;
@@ -99,6 +144,11 @@ export class Writer {
   private finish(batch: Pending[]): void {
     const stored: Committed[] = [];
     for (const p of batch) {
+      if (p.type === "task") {
+        if (p.failed !== undefined) p.reject(p.failed);
+        else p.resolve(p.result);
+        continue;
+      }
       const o = p.outcome ?? { status: "rejected", reject: error("not written") };
       if (o.status === "stored") stored.push({ event: p.event, json: p.json, serial: o.serial });
       p.resolve(o);
@@ -109,26 +159,31 @@ export class Writer {
   /** Runs inside the write transaction. */
   private apply(e: NostrEvent, json: string): WriteOutcome {
     const s = this.store;
-    const idKey = hexBytes(e.id);
-    if (s.ids.get(idKey) !== undefined) return { status: "duplicate" };
+    if (s.ids.get(hexBytes(e.id)) !== undefined) return { status: "duplicate" };
+    const addressed = isReplaceable(e.kind) || isAddressable(e.kind);
+    const rkey = addressed ? addressOf(e) : undefined;
+    const gone = tombstoned(s, e, rkey);
+    if (gone) return { status: "rejected", reject: gone };
 
     const serial = s.lastSerial + 1;
-    if (isReplaceable(e.kind) || isAddressable(e.kind)) {
-      const d = isAddressable(e.kind) ? (firstTagValue(e, "d") ?? "") : "";
-      const rkey = replaceableKey(e.pubkey, e.kind, d);
+    let replaced = false;
+    if (rkey) {
       const cur = s.replaceable.get(rkey);
       if (cur !== undefined) {
         const old = readReplaceable(cur);
         // Newest wins; on equal created_at the lowest id wins (NIP-01).
         if (old.createdAt > e.created_at || (old.createdAt === e.created_at && old.id < e.id))
           return { status: "rejected", reject: olderVersion() };
-        const oldJson = readEvent(s, old.serial);
-        if (oldJson !== undefined) removeEvent(s, JSON.parse(oldJson) as NostrEvent, old.serial);
+        removeBySerial(s, old.serial);
+        replaced = true;
       }
       s.replaceable.put(rkey, replaceableValue(serial, e.created_at, e.id));
     }
+    // A vanish request removes what came before it, then is kept for bookkeeping.
+    if (e.kind === 62 && this.opts.isOwnUrl && vanishTargetsUs(e, this.opts.isOwnUrl)) applyVanish(s, e);
     s.lastSerial = serial;
     putEvent(s, e, json, serial);
-    return { status: "stored", serial };
+    if (e.kind === 5) applyDeletion(s, e);
+    return { status: "stored", serial, replaced };
   }
 }

@@ -25,6 +25,10 @@ export type VerifyResult = "ok" | "bad-id" | "bad-sig";
 
 export function verifyEvent(e: NostrEvent, backend: SchnorrBackend = nobleBackend): VerifyResult {
   if (computeId(e) !== e.id) return "bad-id";
-  const ok = backend.verify(Buffer.from(e.sig, "hex"), Buffer.from(e.id, "hex"), Buffer.from(e.pubkey, "hex"));
+  const ok = backend.verify(
+    Buffer.from(e.sig, "hex"),
+    Buffer.from(e.id, "hex"),
+    Buffer.from(e.pubkey, "hex"),
+  );
   return ok ? "ok" : "bad-sig";
 }

@@ -1,0 +1,77 @@
+// Who may write and who may read what: the built-in write policy (allow/deny lists, proof of
+// work, NIP-70 protected events, AUTH for writes) and the read rules (AUTH for reads, kinds
+// restricted to their author or p-tagged recipients). Decided here, answered by the handlers.
+import { storedKind } from "../nostr/canonical.ts";
+import type { NostrEvent } from "../nostr/event.ts";
+import type { Filter } from "../nostr/filter.ts";
+import type { Conn } from "../server/connection.ts";
+import type { Reject } from "../wire/reasons.ts";
+import { authRequired, blocked, pow, restricted } from "../wire/reasons.ts";
+import type { RelayContext } from "./context.ts";
+
+/** NIP-13 difficulty: leading zero bits of the id. */
+export function difficulty(id: string): number {
+  let bits = 0;
+  for (let i = 0; i < id.length; i++) {
+    const nibble = Number.parseInt(id[i]!, 16);
+    if (nibble === 0) {
+      bits += 4;
+      continue;
+    }
+    return bits + Math.clz32(nibble) - 28;
+  }
+  return bits;
+}
+
+export function writePolicy(ctx: RelayContext, conn: Conn | undefined, e: NostrEvent): Reject | undefined {
+  const c = ctx.config;
+  // A request to vanish must be honoured whoever sends it (NIP-62), so lists do not apply to it.
+  if (e.kind !== 62) {
+    if (c["policy.pubkeyDeny"].includes(e.pubkey)) return blocked("this pubkey may not publish here");
+    const allowPk = c["policy.pubkeyAllow"];
+    if (allowPk.length > 0 && !allowPk.includes(e.pubkey))
+      return restricted("this pubkey is not allowed to publish here");
+    if (c["policy.kindDeny"].includes(e.kind)) return blocked(`kind ${e.kind} is not accepted here`);
+    const allowKinds = c["policy.kindAllow"];
+    if (allowKinds.length > 0 && !allowKinds.includes(e.kind))
+      return blocked(`kind ${e.kind} is not accepted here`);
+  }
+  const min = c["pow.minDifficulty"];
+  if (min > 0) {
+    const d = difficulty(e.id);
+    if (d < min) return pow(`difficulty ${d} is less than ${min}`);
+  }
+  if (!conn) return undefined;
+  if (e.tags.some((t) => t.length === 1 && t[0] === "-") && !conn.authed.has(e.pubkey))
+    return authRequired("this event may only be published by its author");
+  if (c["auth.writes"] && conn.authed.size === 0 && e.kind !== 62)
+    return authRequired("this relay only accepts events from authenticated users");
+  return undefined;
+}
+
+/** May this reader see this event? Restricted kinds go only to their author or p-tagged recipients. */
+export function mayRead(ctx: RelayContext, conn: Conn, e: NostrEvent): boolean {
+  if (!ctx.config["auth.restrictedKinds"].includes(e.kind)) return true;
+  if (conn.authed.has(e.pubkey)) return true;
+  return e.tags.some((t) => t[0] === "p" && t[1] !== undefined && conn.authed.has(t[1]));
+}
+
+/** The same rule on stored JSON, parsing only events of restricted kinds. */
+export function readRule(ctx: RelayContext, conn: Conn): ((json: string) => boolean) | undefined {
+  const kinds = ctx.config["auth.restrictedKinds"];
+  if (kinds.length === 0) return undefined;
+  return (json) => !kinds.includes(storedKind(json)) || mayRead(ctx, conn, JSON.parse(json) as NostrEvent);
+}
+
+/** A REQ or COUNT the reader must authenticate for first (so clients re-AUTH by themselves). */
+export function readGate(ctx: RelayContext, conn: Conn, filters: readonly Filter[]): Reject | undefined {
+  if (ctx.config["auth.reads"] && conn.authed.size === 0)
+    return authRequired("this relay only serves authenticated users");
+  const kinds = ctx.config["auth.restrictedKinds"];
+  const onlyRestricted = filters.every(
+    (f) => f.kinds !== undefined && f.kinds.length > 0 && f.kinds.every((k) => kinds.includes(k)),
+  );
+  if (onlyRestricted && conn.authed.size === 0)
+    return authRequired("these kinds are only served to their author or recipients");
+  return undefined;
+}

@@ -1,0 +1,43 @@
+// NIP-42: one challenge per connection, sent on connect; a signed kind 22242 answer naming this
+// relay and the challenge, dated within ten minutes, adds its pubkey to the connection. AUTH
+// events are never stored or broadcast.
+import { randomBytes } from "node:crypto";
+import { computeId } from "../nostr/canonical.ts";
+import { checkEventShape } from "../nostr/event.ts";
+import type { Conn } from "../server/connection.ts";
+import { okFrame, okReject } from "../wire/frames.ts";
+import type { Reject } from "../wire/reasons.ts";
+import { invalid, isReject } from "../wire/reasons.ts";
+import type { RelayContext } from "./context.ts";
+
+export const AUTH_KIND = 22242;
+const WINDOW_SECONDS = 600;
+
+export const newChallenge = (): string => randomBytes(16).toString("hex");
+
+function checkAuth(ctx: RelayContext, conn: Conn, raw: unknown, now: number) {
+  const e = checkEventShape(raw, { maxTags: 100, maxTagValues: 10, maxContentLength: 1024 });
+  if (isReject(e)) return e;
+  if (e.kind !== AUTH_KIND) return invalid(`AUTH event must be kind ${AUTH_KIND}`);
+  if (computeId(e) !== e.id) return invalid("event id does not match the sha256 of its serialization");
+  if (!ctx.verifier.verify(Buffer.from(e.sig, "hex"), Buffer.from(e.id, "hex"), Buffer.from(e.pubkey, "hex")))
+    return invalid("signature verification failed");
+  if (Math.abs(now - e.created_at) > WINDOW_SECONDS)
+    return invalid("AUTH created_at is not within 10 minutes");
+  const tag = (name: string) => e.tags.find((t) => t[0] === name)?.[1];
+  if (tag("challenge") !== conn.challenge) return invalid("AUTH challenge does not match this connection's");
+  const relay = tag("relay");
+  if (relay === undefined || !ctx.isOwnUrl(relay)) return invalid("AUTH relay tag does not name this relay");
+  return e;
+}
+
+export function handleAuth(ctx: RelayContext, conn: Conn, raw: unknown, now = Date.now() / 1000): void {
+  const id = (raw as { id?: unknown }).id;
+  const r: Reject | { pubkey: string } = checkAuth(ctx, conn, raw, now);
+  if (isReject(r)) {
+    conn.send(okReject(typeof id === "string" ? id : "", r));
+    return;
+  }
+  conn.authed.add(r.pubkey);
+  conn.send(okFrame(id as string, true, ""));
+}

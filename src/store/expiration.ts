@@ -1,0 +1,71 @@
+// NIP-40 expiration: an index `expiration 8 | serial 8` kept by the writer, an in-memory map
+// so readers can hide expired events before they are purged, and the purge itself (run as a
+// writer task, so removal goes through the one write path).
+import type { NostrEvent } from "../nostr/event.ts";
+import { indexKey, keySerial, keyTime } from "./keys.ts";
+import { removeBySerial } from "./lifecycle.ts";
+import type { BinDb, Indexer, Store } from "./store.ts";
+import { EMPTY, openDb } from "./store.ts";
+
+const NO_PREFIX = Buffer.alloc(0);
+
+/** The expiration time of an event, if it carries a well-formed `expiration` tag. */
+export function expirationOf(e: NostrEvent): number | undefined {
+  for (const t of e.tags) {
+    if (t[0] !== "expiration" || t[1] === undefined) continue;
+    if (!/^\d{1,15}$/.test(t[1])) return undefined;
+    return Number(t[1]);
+  }
+  return undefined;
+}
+
+export class Expiration implements Indexer {
+  readonly name = "expiration";
+  private readonly db: BinDb;
+  private readonly bySerial = new Map<number, number>();
+
+  constructor(s: Store) {
+    this.db = openDb(s, "expiry");
+    for (const k of this.db.getKeys({})) this.bySerial.set(keySerial(k as Buffer), keyTime(k as Buffer));
+  }
+
+  put(_s: Store, e: NostrEvent, serial: number): void {
+    const t = expirationOf(e);
+    if (t === undefined) return;
+    this.db.put(indexKey(NO_PREFIX, t, serial), EMPTY);
+    this.bySerial.set(serial, t);
+  }
+
+  remove(_s: Store, e: NostrEvent, serial: number): void {
+    const t = expirationOf(e);
+    if (t === undefined) return;
+    this.db.remove(indexKey(NO_PREFIX, t, serial));
+    this.bySerial.delete(serial);
+  }
+
+  /** True when the stored event has expired (readers must not see it even before the purge). */
+  readonly hidden = (serial: number): boolean => {
+    const t = this.bySerial.get(serial);
+    return t !== undefined && t <= Date.now() / 1000;
+  };
+
+  get pending(): number {
+    return this.bySerial.size;
+  }
+
+  /** Removes up to `max` expired events; must run inside a write transaction. */
+  purge(s: Store, now: number, max: number): number {
+    const due: Buffer[] = [];
+    for (const k of this.db.getKeys({ end: indexKey(NO_PREFIX, now, Number.MAX_SAFE_INTEGER), limit: max }))
+      due.push(Buffer.from(k as Buffer));
+    for (const k of due) {
+      const serial = keySerial(k);
+      // An entry whose event is already gone is dropped so it cannot be purged forever.
+      if (!removeBySerial(s, serial)) {
+        this.db.remove(k);
+        this.bySerial.delete(serial);
+      }
+    }
+    return due.length;
+  }
+}

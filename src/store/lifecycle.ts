@@ -1,0 +1,133 @@
+// Event lifecycle inside the write transaction: NIP-09 deletion requests, NIP-62 requests to
+// vanish, and the tombstones that keep removed events from coming back. Called by the writer;
+// every removal takes all index entries with it in the same transaction.
+import type { NostrEvent } from "../nostr/event.ts";
+import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
+import type { Reject } from "../wire/reasons.ts";
+import { blocked } from "../wire/reasons.ts";
+import {
+  hexBytes,
+  keySerial,
+  rangeFor,
+  readReplaceable,
+  readU64,
+  replaceableKey,
+  serialKey,
+  tagPrefix,
+} from "./keys.ts";
+import type { Store } from "./store.ts";
+import { readEvent, removeEvent } from "./store.ts";
+
+const u64 = (n: number): Buffer => serialKey(n);
+const tombstoneKey = (id: string, pubkey: string): Buffer => Buffer.concat([hexBytes(id), hexBytes(pubkey)]);
+
+/** Refuses an incoming event that an earlier deletion or vanish request removed for good. */
+export function tombstoned(s: Store, e: NostrEvent, addressKey: Buffer | undefined): Reject | undefined {
+  if (s.deleted.get(tombstoneKey(e.id, e.pubkey)) !== undefined)
+    return blocked("this event was deleted by its author");
+  if (e.kind === 1059)
+    for (const t of e.tags)
+      if (t[0] === "p" && t[1]?.length === 64 && s.deleted.get(tombstoneKey(e.id, t[1])) !== undefined)
+        return blocked("this gift wrap was deleted by its recipient");
+  if (addressKey) {
+    const until = s.deletedAddr.get(addressKey);
+    if (until !== undefined && e.created_at <= readU64(until, 0))
+      return blocked("this address was deleted by its author up to a later time");
+  }
+  const vanished = s.vanished.get(hexBytes(e.pubkey));
+  if (vanished !== undefined && e.created_at <= readU64(vanished, 0))
+    return blocked("the author asked this relay to delete everything up to a later time");
+  return undefined;
+}
+
+/** Removes a stored event by serial, and the replaceable pointer if it points at it. */
+export function removeBySerial(s: Store, serial: number): NostrEvent | undefined {
+  const json = readEvent(s, serial);
+  if (json === undefined) return undefined;
+  const e = JSON.parse(json) as NostrEvent;
+  removeEvent(s, e, serial);
+  if (isReplaceable(e.kind) || isAddressable(e.kind)) {
+    const key = addressOf(e);
+    const cur = s.replaceable.get(key);
+    if (cur !== undefined && readReplaceable(cur).serial === serial) s.replaceable.remove(key);
+  }
+  return e;
+}
+
+export function addressOf(e: NostrEvent): Buffer {
+  let d = "";
+  if (isAddressable(e.kind))
+    for (const t of e.tags)
+      if (t[0] === "d") {
+        d = t[1] ?? "";
+        break;
+      }
+  return replaceableKey(e.pubkey, e.kind, d);
+}
+
+/** NIP-09: applies a stored kind 5 request. Deleting a deletion request does nothing. */
+export function applyDeletion(s: Store, del: NostrEvent): void {
+  for (const t of del.tags) {
+    const v = t[1];
+    if (t[0] === "e" && v?.length === 64 && /^[0-9a-f]{64}$/.test(v)) {
+      s.deleted.put(tombstoneKey(v, del.pubkey), Buffer.alloc(0));
+      const at = s.ids.get(hexBytes(v));
+      if (at === undefined) continue;
+      const serial = readU64(at, 0);
+      const target = JSON.parse(readEvent(s, serial) ?? "null") as NostrEvent | null;
+      if (!target || target.kind === 5) continue;
+      const own = target.pubkey === del.pubkey;
+      const recipientOfWrap =
+        target.kind === 1059 && target.tags.some((x) => x[0] === "p" && x[1] === del.pubkey);
+      if (own || recipientOfWrap) removeBySerial(s, serial);
+    } else if (t[0] === "a" && v !== undefined) {
+      const m = /^(\d+):([0-9a-f]{64}):(.*)$/s.exec(v);
+      if (!m || m[2] !== del.pubkey) continue;
+      const kind = Number(m[1]);
+      if (!(isReplaceable(kind) || isAddressable(kind))) continue;
+      const key = replaceableKey(del.pubkey, kind, isAddressable(kind) ? (m[3] ?? "") : "");
+      const prev = s.deletedAddr.get(key);
+      if (prev === undefined || readU64(prev, 0) < del.created_at)
+        s.deletedAddr.put(key, u64(del.created_at));
+      const cur = s.replaceable.get(key);
+      if (cur !== undefined && readReplaceable(cur).createdAt <= del.created_at)
+        removeBySerial(s, readReplaceable(cur).serial);
+    }
+  }
+}
+
+/** True when a kind 62 request names this relay (or ALL_RELAYS). */
+export function vanishTargetsUs(e: NostrEvent, isOwnUrl: (url: string) => boolean): boolean {
+  return e.tags.some(
+    (t) => t[0] === "relay" && t[1] !== undefined && (t[1] === "ALL_RELAYS" || isOwnUrl(t[1])),
+  );
+}
+
+/**
+ * NIP-62: removes every event of the pubkey up to the request's created_at (its deletion
+ * requests included) and gift wraps addressed to it, and remembers the time so older events
+ * of that pubkey are not accepted again. Returns how many events were removed.
+ */
+export function applyVanish(s: Store, req: NostrEvent): number {
+  const prev = s.vanished.get(hexBytes(req.pubkey));
+  if (prev === undefined || readU64(prev, 0) < req.created_at)
+    s.vanished.put(hexBytes(req.pubkey), u64(req.created_at));
+  const serials = new Set<number>();
+  const collect = (db: typeof s.pubkey, prefix: Buffer) => {
+    const { start, end } = rangeFor(prefix, 0, req.created_at);
+    for (const k of db.getKeys({ start, end, reverse: true })) serials.add(keySerial(k as Buffer));
+  };
+  collect(s.pubkey, hexBytes(req.pubkey));
+  const wraps = tagPrefix("p", req.pubkey);
+  if (wraps) {
+    const { start, end } = rangeFor(wraps, 0, req.created_at);
+    for (const k of s.tag.getKeys({ start, end, reverse: true })) {
+      const serial = keySerial(k as Buffer);
+      const json = readEvent(s, serial);
+      if (json && (JSON.parse(json) as NostrEvent).kind === 1059) serials.add(serial);
+    }
+  }
+  let n = 0;
+  for (const serial of serials) if (removeBySerial(s, serial)) n++;
+  return n;
+}
