@@ -41,6 +41,13 @@ function coerce(key: Key, raw: unknown, from: string): unknown {
         throw fail("expected a list of strings");
       return arr;
     }
+    case "int[]": {
+      const arr = fromString ? (raw as string).split(",").filter((x) => x !== "").map(Number) : raw;
+      if (!Array.isArray(arr) || !arr.every((x) => Number.isSafeInteger(x))) throw fail("expected a list of integers");
+      return arr;
+    }
+    default:
+      return e satisfies never;
   }
 }
 

@@ -17,6 +17,9 @@ export interface PluginVerdict {
 interface Waiter {
   resolve: (v: PluginVerdict) => void;
   timer: ReturnType<typeof setTimeout>;
+  /** the request line, kept so a plugin that exits mid-request can be asked again once */
+  line: string;
+  retried: boolean;
 }
 
 export interface PluginOptions {
@@ -59,7 +62,7 @@ export class PolicyPlugin {
       if (this.proc !== proc) return;
       this.proc = undefined;
       if (!this.closed) this.opts.log?.(`policy plugin exited with code ${code}`);
-      this.failAll("plugin exited");
+      this.retryOrFail("plugin exited");
     });
     return proc;
   }
@@ -96,6 +99,33 @@ export class PolicyPlugin {
     w.resolve({ action, msg: typeof out.msg === "string" ? out.msg : "" });
   }
 
+  /** Asks a fresh process once more for requests a dead one left unanswered. */
+  private retryOrFail(why: string): void {
+    if (this.closed) return this.failAll(why);
+    const again = [...this.waiters.values()].flat().filter((w) => !w.retried);
+    for (const w of [...this.waiters.values()].flat())
+      if (w.retried) {
+        clearTimeout(w.timer);
+        w.resolve(this.failVerdict(why));
+      }
+    this.waiters = new Map(
+      [...this.waiters]
+        .map(([id, q]) => [id, q.filter((w) => !w.retried)] as const)
+        .filter(([, q]) => q.length > 0),
+    );
+    if (again.length === 0) return;
+    try {
+      const proc = this.start();
+      for (const w of again) {
+        w.retried = true;
+        proc.stdin.write(w.line);
+      }
+      proc.stdin.flush();
+    } catch {
+      this.failAll(why);
+    }
+  }
+
   private failAll(why: string): void {
     const all = [...this.waiters.values()].flat();
     this.waiters.clear();
@@ -123,11 +153,7 @@ export class PolicyPlugin {
         resolve(this.failVerdict("timed out"));
         this.restart(); // a plugin that stops answering is presumed hung
       }, this.opts.timeoutMs());
-      const w: Waiter = { resolve, timer };
-      const queue = this.waiters.get(e.id) ?? [];
-      queue.push(w);
-      this.waiters.set(e.id, queue);
-      const line = {
+      const request = {
         type: "new",
         event: e,
         receivedAt: Math.floor(Date.now() / 1000),
@@ -135,8 +161,13 @@ export class PolicyPlugin {
         sourceInfo,
         authed: authed ?? "",
       };
+      const line = `${JSON.stringify(request)}\n`;
+      const w: Waiter = { resolve, timer, line, retried: false };
+      const queue = this.waiters.get(e.id) ?? [];
+      queue.push(w);
+      this.waiters.set(e.id, queue);
       try {
-        proc.stdin.write(`${JSON.stringify(line)}\n`);
+        proc.stdin.write(line);
         proc.stdin.flush();
       } catch {
         // the exit handler answers every waiter

@@ -4,10 +4,12 @@ import pkg from "../../package.json" with { type: "json" };
 import type { Config } from "../config/schema.ts";
 
 /** NIPs that work end to end on this build. */
-export const SUPPORTED_NIPS = [1, 11, 45];
+export const SUPPORTED_NIPS = [1, 9, 11, 40, 42, 45, 62, 70];
 
 export function relayInfo(c: Config): Record<string, unknown> {
   const extra = c["nip11.extraNips"].map(Number).filter(Number.isInteger);
+  if (c["pow.minDifficulty"] > 0) extra.push(13);
+  if (c["search.enabled"]) extra.push(50); // NIP-50 search, unless switched off
   const info: Record<string, unknown> = {
     name: c["info.name"],
     description: c["info.description"],
@@ -23,10 +25,11 @@ export function relayInfo(c: Config): Record<string, unknown> {
       max_subid_length: c["limits.maxSubidLength"],
       max_event_tags: c["limits.maxEventTags"],
       max_content_length: c["limits.maxContentLength"],
-      min_pow_difficulty: 0,
-      auth_required: false,
+      min_pow_difficulty: c["pow.minDifficulty"],
+      auth_required: c["auth.reads"] || c["auth.writes"],
       payment_required: false,
-      restricted_writes: false,
+      restricted_writes:
+        c["auth.writes"] || c["policy.pubkeyAllow"].length > 0 || c["policy.kindAllow"].length > 0 || c["policy.plugin"] !== "",
       created_at_lower_limit: c["limits.createdAtPastSeconds"],
       created_at_upper_limit: c["limits.createdAtFutureSeconds"],
     },

@@ -1,0 +1,223 @@
+// Access control over real WebSockets with nostr-tools as the client: NIP-42 AUTH (including
+// SimplePool's automatic re-authentication), restricted kinds, NIP-70 protected events, NIP-13
+// proof of work and the built-in write lists.
+import { afterAll, describe, expect, test } from "bun:test";
+import { SimplePool } from "nostr-tools/pool";
+import type { EventTemplate } from "nostr-tools/pure";
+import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
+import { Relay } from "nostr-tools/relay";
+import type { TestRelay } from "./harness.ts";
+import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
+
+const relays: TestRelay[] = [];
+const start = (flags: Record<string, string> = {}) => {
+  const r = startTestRelay(flags);
+  relays.push(r);
+  return r;
+};
+afterAll(async () => {
+  for (const r of relays) await r.destroy();
+});
+
+const signer = (sk: Uint8Array) => async (t: EventTemplate) => finalizeEvent(t, sk);
+
+/** Answers the relay's challenge over a raw client. */
+async function auth(c: RawClient, sk: Uint8Array, url: string, over: Partial<EventTemplate> = {}) {
+  const challenge = (await c.next((f) => f[0] === "AUTH"))[1] as string;
+  const e = finalizeEvent(
+    {
+      kind: 22242,
+      created_at: now(),
+      tags: [
+        ["relay", url],
+        ["challenge", challenge],
+      ],
+      content: "",
+      ...over,
+    },
+    sk,
+  );
+  const from = c.frames.length;
+  c.send(["AUTH", e]);
+  return c.ok(e.id, from);
+}
+
+describe("NIP-42 AUTH", () => {
+  test("the relay sends a challenge on connect and accepts a correct answer", async () => {
+    const r = start();
+    const c = await RawClient.connect(r.url);
+    expect(await auth(c, newKey(), r.url)).toMatchObject(["OK", expect.any(String), true, ""]);
+    c.close();
+  });
+
+  const wrong: [string, (url: string, challenge: string) => Partial<EventTemplate>][] = [
+    [
+      "a wrong challenge",
+      (url) => ({
+        tags: [
+          ["relay", url],
+          ["challenge", "nope"],
+        ],
+      }),
+    ],
+    [
+      "another relay's URL",
+      (_, ch) => ({
+        tags: [
+          ["relay", "wss://elsewhere.example"],
+          ["challenge", ch],
+        ],
+      }),
+    ],
+    ["a stale created_at", () => ({ created_at: now() - 3600 })],
+    ["the wrong kind", () => ({ kind: 1 })],
+  ];
+  for (const [what, over] of wrong) {
+    test(`an answer with ${what} is refused with OK false invalid:`, async () => {
+      const r = start();
+      const c = await RawClient.connect(r.url);
+      const challenge = (await c.next((f) => f[0] === "AUTH"))[1] as string;
+      const ok = await auth(c, newKey(), r.url, over(r.url, challenge));
+      expect(ok[2]).toBe(false);
+      expect(String(ok[3])).toStartWith("invalid: ");
+      c.close();
+    });
+  }
+
+  test("AUTH events are never stored or broadcast", async () => {
+    const r = start();
+    const c = await RawClient.connect(r.url);
+    await c.req("all", { limit: 0 });
+    await auth(c, newKey(), r.url);
+    expect(await c.req("kinds", { kinds: [22242] })).toEqual([]);
+    expect(c.frames.filter((f) => f[0] === "EVENT").length).toBe(0);
+    c.close();
+  });
+
+  test("with auth.writes, nostr-tools' pool authenticates by itself after auth-required and publishes", async () => {
+    const r = start({ "auth.writes": "true" });
+    const sk = newKey();
+    const raw = await RawClient.connect(r.url);
+    const refused = await raw.publish(signed(sk));
+    expect(refused[2]).toBe(false);
+    expect(String(refused[3])).toStartWith("auth-required: ");
+    raw.close();
+
+    const pool = new SimplePool();
+    const e = signed(sk, { content: "after auth" });
+    const [reason] = await Promise.all(pool.publish([r.url], e, { onauth: signer(sk) }));
+    expect(reason).toBe("");
+    pool.close([r.url]);
+  });
+
+  test("with auth.reads, a REQ before AUTH is CLOSED auth-required: and works after", async () => {
+    const r = start({ "auth.reads": "true" });
+    const c = await RawClient.connect(r.url);
+    c.send(["REQ", "r", {}]);
+    const closed = await c.next((f) => f[0] === "CLOSED");
+    expect(String(closed[2])).toStartWith("auth-required: ");
+    await auth(c, newKey(), r.url);
+    expect(await c.req("r2", { limit: 1 })).toEqual([]);
+    c.close();
+  });
+});
+
+describe("restricted kinds (4 and 1059 by default)", () => {
+  test("a DM is served, stored or live, only to its author or p-tagged recipient", async () => {
+    const r = start();
+    const author = newKey();
+    const recipient = newKey();
+    const dm = signed(author, { kind: 4, tags: [["p", getPublicKey(recipient)]], content: "secret" });
+    const pub = await RawClient.connect(r.url);
+    expect((await pub.publish(dm))[2]).toBe(true);
+
+    const stranger = await RawClient.connect(r.url);
+    const closed = await stranger.req("dm", { kinds: [4] });
+    expect(closed).toEqual([]);
+    expect(String(stranger.frames.find((f) => f[0] === "CLOSED")?.[2])).toStartWith("auth-required: ");
+    expect(await stranger.req("any", {})).toEqual([]);
+    await auth(stranger, newKey(), r.url);
+    expect(await stranger.req("after", { kinds: [4] })).toEqual([]);
+    stranger.send(["COUNT", "n", { kinds: [4] }]);
+    expect((await stranger.next((f) => f[0] === "COUNT"))[2]).toEqual({ count: 0 });
+
+    const reader = await RawClient.connect(r.url);
+    await auth(reader, recipient, r.url);
+    expect(await reader.req("mine", { kinds: [4] })).toEqual([dm.id]);
+    await reader.req("live", { kinds: [4], limit: 0 });
+    await stranger.req("live", { limit: 0 });
+    const dm2 = signed(author, { kind: 4, tags: [["p", getPublicKey(recipient)]], content: "again" });
+    await pub.publish(dm2);
+    await reader.next((f) => f[0] === "EVENT" && f[1] === "live");
+    await Bun.sleep(50);
+    expect(stranger.frames.filter((f) => f[0] === "EVENT").length).toBe(0);
+    for (const x of [pub, stranger, reader]) x.close();
+  });
+});
+
+describe("NIP-70 protected events", () => {
+  test('an event with a ["-"] tag is accepted only from its authenticated author', async () => {
+    const r = start();
+    const sk = newKey();
+    const rel = await Relay.connect(r.url);
+    const e = signed(sk, { tags: [["-"]] });
+    await expect(rel.publish(e)).rejects.toThrow(/^auth-required: /);
+    await rel.auth(signer(newKey()));
+    await expect(rel.publish(e)).rejects.toThrow(/^auth-required: /);
+    rel.close();
+    const author = await Relay.connect(r.url);
+    for (let i = 0; i < 100 && !(author as unknown as { challenge?: string }).challenge; i++)
+      await Bun.sleep(5);
+    await author.auth(signer(sk));
+    expect(await author.publish(e)).toBe("");
+    author.close();
+  });
+});
+
+describe("write policy", () => {
+  test("NIP-13: events below the minimum difficulty are refused with pow:", async () => {
+    const r = start({ "pow.minDifficulty": "8" });
+    const c = await RawClient.connect(r.url);
+    const sk = newKey();
+    const ok = await c.publish(signed(sk));
+    // An id with 8 leading zero bits is possible but rare; mine one to check acceptance.
+    let mined = signed(sk, { tags: [["nonce", "0", "8"]] });
+    for (let n = 1; !mined.id.startsWith("00"); n++)
+      mined = signed(sk, { tags: [["nonce", String(n), "8"]] });
+    if (!ok[1]?.toString().startsWith("00")) expect(String(ok[3])).toStartWith("pow: ");
+    expect((await c.publish(mined))[2]).toBe(true);
+    const info = (await (
+      await fetch(r.url.replace("ws", "http"), { headers: { Accept: "application/nostr+json" } })
+    ).json()) as { limitation: { min_pow_difficulty: number }; supported_nips: number[] };
+    expect(info.limitation.min_pow_difficulty).toBe(8);
+    expect(info.supported_nips).toContain(13);
+    c.close();
+  });
+
+  test("pubkey and kind lists refuse with blocked: or restricted:", async () => {
+    const good = newKey();
+    const bad = newKey();
+    const r = start({
+      "policy.pubkeyDeny": getPublicKey(bad),
+      "policy.kindDeny": "7",
+      "policy.kindAllow": "1,7,62",
+    });
+    const c = await RawClient.connect(r.url);
+    expect((await c.publish(signed(good)))[2]).toBe(true);
+    expect(String((await c.publish(signed(bad)))[3])).toStartWith("blocked: ");
+    expect(String((await c.publish(signed(good, { kind: 7 })))[3])).toStartWith("blocked: ");
+    expect(String((await c.publish(signed(good, { kind: 30023 })))[3])).toStartWith("blocked: ");
+    // A request to vanish is honoured whatever the lists say.
+    expect((await c.publish(signed(bad, { kind: 62, tags: [["relay", "ALL_RELAYS"]] })))[2]).toBe(true);
+    c.close();
+  });
+
+  test("an allow list admits only the listed pubkeys", async () => {
+    const good = newKey();
+    const r = start({ "policy.pubkeyAllow": getPublicKey(good) });
+    const c = await RawClient.connect(r.url);
+    expect((await c.publish(signed(good)))[2]).toBe(true);
+    expect(String((await c.publish(signed(newKey())))[3])).toStartWith("restricted: ");
+    c.close();
+  });
+});
