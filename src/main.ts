@@ -13,6 +13,12 @@ const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> 
   config: { about: "print the documented default configuration", load: () => import("./cli/config.ts") },
   keygen: { about: "make a key pair, random or from a mnemonic", load: () => import("./cli/keygen.ts") },
   nip19: { about: "encode and decode npub, nprofile, naddr, ...", load: () => import("./cli/nip19.ts") },
+  import: { about: "load JSONL events (strfry/nostream export)", load: () => import("./cli/import.ts") },
+  export: { about: "write stored events as JSONL, oldest first", load: () => import("./cli/export.ts") },
+  stats: { about: "event counts by kind, database sizes", load: () => import("./cli/stats.ts") },
+  compact: { about: "write a compacted copy of the data (backup)", load: () => import("./cli/compact.ts") },
+  delete: { about: "remove stored events matching a filter", load: () => import("./cli/delete.ts") },
+  reindex: { about: "rebuild the search index from stored events", load: () => import("./cli/reindex.ts") },
 };
 
 function usage(): string {

@@ -1,6 +1,7 @@
 // Wires the pipeline together: store → writer → live fanout, and the server in front.
 // `startRelay` is what `relay serve` and the tests call.
 import type { Server } from "bun";
+import { ConfigError } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { broadcast } from "./fanout/broadcast.ts";
 import { LiveIndex } from "./fanout/live-index.ts";
@@ -16,7 +17,7 @@ import { startServer } from "./server/server.ts";
 import { Expiration } from "./store/expiration.ts";
 import { openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
-import { nobleBackend } from "./verify/verify.ts";
+import { createVerifyPool } from "./verify/pool.ts";
 
 export interface Relay {
   ctx: RelayContext;
@@ -29,6 +30,15 @@ export interface Relay {
 }
 
 export function startRelay(config: Config): Relay {
+  const backend = config["verify.backend"];
+  if (backend !== "auto" && backend !== "native" && backend !== "noble")
+    throw new ConfigError(`verify.backend: expected auto, native or noble, got ${backend}`);
+  const verifyPool = createVerifyPool({
+    threads: config["verify.threads"] === -1 ? undefined : config["verify.threads"],
+    backend,
+    libraryPath: config["verify.libraryPath"] || undefined,
+    batchSize: config["verify.batchSize"],
+  });
   const store = openStore(config.data);
   const expiration = new Expiration(store);
   store.indexers.push(expiration);
@@ -49,12 +59,14 @@ export function startRelay(config: Config): Relay {
     store,
     writer,
     live,
-    verifier: nobleBackend,
+    verifier: verifyPool.backend,
+    verifyPool,
     counters: newCounters(),
     startedAt: Date.now(),
     isOwnUrl: (url) => isOwnUrl(url),
     expiration,
     rates: new RateLimiter(() => ctx.config),
+    conns: new Set(),
     plugin: config["policy.plugin"]
       ? new PolicyPlugin({
           command: config["policy.plugin"],
@@ -64,7 +76,8 @@ export function startRelay(config: Config): Relay {
         })
       : undefined,
   };
-  const { server, conns } = startServer(ctx);
+  const server = startServer(ctx);
+  const conns = ctx.conns;
   const port = server.port ?? config.port;
   isOwnUrl = ownUrlCheck(config.host, port, () => ctx.config.publicUrl);
   const host = server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname;
@@ -86,6 +99,7 @@ export function startRelay(config: Config): Relay {
         ctx.plugin?.close();
         server.stop(false);
         for (const conn of conns) conn.ws.close(1001, "relay shutting down");
+        await verifyPool.close();
         await writer.drain();
         await store.env.close();
       })();

@@ -110,6 +110,42 @@ describe("NIP-42 AUTH", () => {
     pool.close([r.url]);
   });
 
+  test("with auth.reads, nostr-tools' pool re-subscribes by itself after AUTH and gets the events", async () => {
+    const r = start({ "auth.reads": "true" });
+    const sk = newKey();
+    const e = signed(sk, { content: "members only" });
+    const pub = new SimplePool();
+    await Promise.all(pub.publish([r.url], e));
+    pub.close([r.url]);
+    const pool = new SimplePool();
+    const got: string[] = [];
+    await new Promise<void>((resolve) =>
+      pool.subscribeEose(
+        [r.url],
+        { authors: [getPublicKey(sk)] },
+        {
+          onevent: (x) => got.push(x.id),
+          onclose: () => resolve(),
+          onauth: signer(newKey()),
+        },
+      ),
+    );
+    expect(got).toEqual([e.id]);
+    pool.close([r.url]);
+  });
+
+  test("a deletion published through nostr-tools removes the event for nostr-tools readers", async () => {
+    const r = start();
+    const sk = newKey();
+    const pool = new SimplePool();
+    const note = signed(sk, { content: "oops" });
+    await Promise.all(pool.publish([r.url], note));
+    await Promise.all(pool.publish([r.url], signed(sk, { kind: 5, tags: [["e", note.id]] })));
+    expect(await pool.querySync([r.url], { ids: [note.id] })).toEqual([]);
+    await expect(Promise.all(pool.publish([r.url], note))).rejects.toThrow(/^blocked: /);
+    pool.close([r.url]);
+  });
+
   test("with auth.reads, a REQ before AUTH is CLOSED auth-required: and works after", async () => {
     const r = start({ "auth.reads": "true" });
     const c = await RawClient.connect(r.url);

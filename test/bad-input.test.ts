@@ -97,10 +97,10 @@ describe("bad filters close the subscription with CLOSED invalid:", () => {
     expect(f.slice(0, 2)).toEqual(["CLOSED", "cnt"]);
   });
 
-  test("a search filter is refused until search is enabled", async () => {
-    const f = await answer(JSON.stringify(["REQ", "s", { search: "hello" }]));
+  test("a search that is not a string is refused (search itself: test/search.test.ts)", async () => {
+    const f = await answer(JSON.stringify(["REQ", "s", { search: ["hello"] }]));
     expect(f[0]).toBe("CLOSED");
-    expect(String(f[2])).toStartWith("unsupported: ");
+    expect(String(f[2])).toStartWith("invalid: ");
   });
 });
 

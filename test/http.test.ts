@@ -66,3 +66,64 @@ describe("NIP-11", () => {
     expect((await fetch(`${base}/nope`)).status).toBe(404);
   });
 });
+
+describe("NIP-05 and metrics", () => {
+  test("/.well-known/nostr.json answers configured names and relay hints with CORS", async () => {
+    const pk = "a".repeat(64);
+    const r = startTestRelay({
+      "nip05.names": JSON.stringify({ alice: pk, bob: "b".repeat(64) }),
+      "nip05.relays": JSON.stringify({ [pk]: ["wss://relay.example.com"] }),
+    });
+    const http = r.url.replace("ws://", "http://");
+    const res = await fetch(`${http}/.well-known/nostr.json?name=alice`);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(await res.json()).toEqual({ names: { alice: pk }, relays: { [pk]: ["wss://relay.example.com"] } });
+    expect(await (await fetch(`${http}/.well-known/nostr.json?name=carol`)).json()).toEqual({ names: {} });
+    await r.destroy();
+  });
+
+  test("/metrics is Prometheus text that a strict parser reads, with the counters moving", async () => {
+    const { RawClient, newKey, signed } = await import("./harness.ts");
+    const c = await RawClient.connect(relay.url);
+    await c.publish(signed(newKey()));
+    await c.req("m", { kinds: [1] });
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const samples = parsePrometheus(text);
+    expect(samples.get("relay_connections")).toBeGreaterThanOrEqual(1);
+    expect(samples.get('relay_frames_in_total{verb="EVENT"}')).toBeGreaterThanOrEqual(1);
+    expect(samples.get('relay_frames_out_total{verb="EOSE"}')).toBeGreaterThanOrEqual(1);
+    expect(samples.get('relay_events_accepted_by_kind_total{kind="1"}')).toBeGreaterThanOrEqual(1);
+    expect(samples.get('relay_queries_total{index="kind"}')).toBeGreaterThanOrEqual(1);
+    expect(samples.get("relay_stored_events")).toBeGreaterThanOrEqual(1);
+    expect(samples.get("process_resident_memory_bytes")).toBeGreaterThan(0);
+    c.close();
+  });
+});
+
+/**
+ * A strict reader of the Prometheus text format (version 0.0.4): every sample line must follow
+ * a HELP and TYPE for its metric, names and labels must be well formed, values must be numbers.
+ */
+function parsePrometheus(text: string): Map<string, number> {
+  const out = new Map<string, number>();
+  const typed = new Set<string>();
+  for (const line of text.split("\n")) {
+    if (line === "") continue;
+    const meta = /^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) (.+)$/.exec(line);
+    if (meta) {
+      if (meta[1] === "TYPE") {
+        expect(["counter", "gauge", "histogram", "summary", "untyped"]).toContain(meta[3]!);
+        typed.add(meta[2]!);
+      }
+      continue;
+    }
+    const m =
+      /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*",?)*\})? (\S+)$/.exec(line);
+    if (!m) throw new Error(`not a sample line: ${line}`);
+    expect(typed.has(m[1]!)).toBe(true);
+    const value = Number(m[3]);
+    if (Number.isNaN(value)) throw new Error(`not a number: ${line}`);
+    out.set(`${m[1]}${m[2] ?? ""}`, value);
+  }
+  return out;
+}

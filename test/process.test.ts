@@ -1,7 +1,8 @@
 // The relay as operators run it: a real process started from src/main.ts, configured by flags
 // and environment, stopped by SIGTERM with every acknowledged event kept.
 import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { getPublicKey } from "nostr-tools/pure";
 import { newKey, now, RawClient, signed, tempDir } from "./harness.ts";
 
@@ -49,6 +50,39 @@ describe("the relay process", () => {
     c2.close();
     again.proc.kill("SIGINT");
     expect(await again.proc.exited).toBe(0);
+  });
+
+  test("live settings reload on SIGHUP without dropping connections; a bad file keeps the old config", async () => {
+    const dir = tempDir();
+    dirs.push(dir);
+    const file = join(dir, "relay.toml");
+    writeFileSync(file, '[info]\nname = "first"\n[limits]\nmaxLimit = 5000\n');
+    const { proc, url } = await spawnRelay(["--config", file, "--port", "0", "--data", join(dir, "db")]);
+    const http = url.replace("ws://", "http://");
+    const info = async () =>
+      (await (await fetch(http, { headers: { Accept: "application/nostr+json" } })).json()) as {
+        name: string;
+        limitation: { max_limit: number };
+      };
+    expect((await info()).name).toBe("first");
+    const c = await RawClient.connect(url);
+
+    writeFileSync(file, '[info]\nname = "second"\n[limits]\nmaxLimit = 1000\n');
+    proc.kill("SIGHUP");
+    for (let i = 0; i < 100 && (await info()).name !== "second"; i++) await Bun.sleep(20);
+    expect(await info()).toMatchObject({ name: "second", limitation: { max_limit: 1000 } });
+
+    writeFileSync(file, '[info]\nname = "third"\n[limits]\nmaxLimit = "lots"\n');
+    proc.kill("SIGHUP");
+    await Bun.sleep(300);
+    expect((await info()).name).toBe("second");
+    expect(c.closed).toBeUndefined();
+    expect(await c.req("still", { limit: 1 })).toEqual([]);
+    c.close();
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+    const stderr = await new Response(proc.stderr).text();
+    expect(stderr).toContain(`${file} line 4: limits.maxLimit (from file): expected an integer`);
   });
 
   const cli: [string, string[], number, RegExp][] = [

@@ -42,9 +42,35 @@ function coerce(key: Key, raw: unknown, from: string): unknown {
       return arr;
     }
     case "int[]": {
-      const arr = fromString ? (raw as string).split(",").filter((x) => x !== "").map(Number) : raw;
-      if (!Array.isArray(arr) || !arr.every((x) => Number.isSafeInteger(x))) throw fail("expected a list of integers");
+      const arr = fromString
+        ? (raw as string)
+            .split(",")
+            .filter((x) => x !== "")
+            .map(Number)
+        : raw;
+      if (!Array.isArray(arr) || !arr.every((x) => Number.isSafeInteger(x)))
+        throw fail("expected a list of integers");
       return arr;
+    }
+    case "table":
+    case "table[]": {
+      let obj = raw;
+      if (typeof raw === "string" && from !== "file") {
+        try {
+          obj = JSON.parse(raw);
+        } catch {
+          throw fail("expected a JSON object");
+        }
+      }
+      if (typeof obj !== "object" || obj === null || Array.isArray(obj)) throw fail("expected a table");
+      for (const [k, v] of Object.entries(obj)) {
+        const ok =
+          e.type === "table"
+            ? typeof v === "string"
+            : Array.isArray(v) && v.every((x: unknown) => typeof x === "string");
+        if (!ok) throw fail(`${k} must be ${e.type === "table" ? "a string" : "a list of strings"}`);
+      }
+      return obj;
     }
     default:
       return e satisfies never;
@@ -67,7 +93,8 @@ export function parseConfigFile(text: string, path: string): Record<string, unkn
   try {
     parsed = Bun.TOML.parse(text) as Record<string, unknown>;
   } catch (e) {
-    throw new ConfigError(`${path}: ${(e as Error).message}`);
+    const line = (e as { line?: number }).line;
+    throw new ConfigError(`${path}${line === undefined ? "" : ` line ${line + 1}`}: ${(e as Error).message}`);
   }
   return flatten(parsed);
 }
@@ -93,7 +120,15 @@ export function loadConfig(src: Sources = {}): Config {
     } catch (e) {
       throw new ConfigError(`cannot read config file ${src.file}: ${(e as Error).message}`);
     }
-    apply(parseConfigFile(text, src.file), "file");
+    const layer = parseConfigFile(text, src.file);
+    for (const [k, v] of Object.entries(layer)) {
+      try {
+        apply({ [k]: v }, "file");
+      } catch (e) {
+        const line = lineOf(text, k);
+        throw new ConfigError(`${src.file}${line ? ` line ${line}` : ""}: ${(e as Error).message}`);
+      }
+    }
   }
   const env = src.env ?? {};
   const fromEnv: Record<string, unknown> = {};
@@ -110,6 +145,23 @@ export function loadConfig(src: Sources = {}): Config {
   if ((cfg["limits.defaultLimit"] as number) > (cfg["limits.maxLimit"] as number))
     throw new ConfigError("limits.defaultLimit must not exceed limits.maxLimit");
   return cfg as Config;
+}
+
+/** The 1-based line where a dotted key is set in TOML text (tables tracked), or undefined. */
+export function lineOf(text: string, key: string): number | undefined {
+  const lines = text.split("\n");
+  let table = "";
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!.trim();
+    const header = /^\[([^\]]+)\]/.exec(line);
+    if (header) {
+      table = header[1]!.trim();
+      continue;
+    }
+    const m = /^([A-Za-z0-9_.-]+)\s*=/.exec(line);
+    if (m && (table ? `${table}.${m[1]}` : m[1]) === key) return i + 1;
+  }
+  return undefined;
 }
 
 /** A commented TOML sample with every key at its default. */

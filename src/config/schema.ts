@@ -2,7 +2,7 @@
 // change while running come from this table; the Config type, validation, env/flag names, the
 // sample file, docs and the NIP-11 `limitation` object are all derived from it.
 
-type Kind = "string" | "int" | "bool" | "string[]" | "int[]";
+type Kind = "string" | "int" | "bool" | "string[]" | "int[]" | "table" | "table[]";
 interface Entry<K extends Kind, V> {
   type: K;
   default: V;
@@ -20,7 +20,9 @@ type AnyEntry =
   | Entry<"int", number>
   | Entry<"bool", boolean>
   | Entry<"string[]", string[]>
-  | Entry<"int[]", number[]>;
+  | Entry<"int[]", number[]>
+  | Entry<"table", Record<string, string>>
+  | Entry<"table[]", Record<string, string[]>>;
 
 const s = (d: string, doc: string, live: boolean, extra: Partial<Entry<"string", string>> = {}) =>
   ({ type: "string", default: d, doc, live, ...extra }) as const;
@@ -69,6 +71,16 @@ export const SCHEMA = {
     min: 65536,
   }),
 
+  "verify.threads": i(-1, "signature verification threads (-1 = one per spare core, 0 = in-thread)", false, {
+    min: -1,
+  }),
+  "verify.backend": s(
+    "auto",
+    "signature backend: auto (libsecp256k1 if found, else noble), native or noble",
+    false,
+  ),
+  "verify.libraryPath": s("", "path of libsecp256k1 to try first", false),
+  "verify.batchSize": i(64, "events per verification batch", false, { min: 1 }),
   "writer.maxBatch": i(2048, "most events committed in one write transaction", false, { min: 1 }),
   "query.yieldEvery": i(512, "index entries scanned before a query yields to other connections", false, {
     min: 16,
@@ -107,6 +119,20 @@ export const SCHEMA = {
   "rate.exemptIps": sa([], "IP addresses never rate limited", true),
   "rate.exemptPubkeys": sa([], "authenticated pubkeys never rate limited", true),
   "search.enabled": b(true, "NIP-50 search: keep the token index and answer `search` filters", false),
+  "metrics.enabled": b(true, "serve Prometheus metrics over HTTP", true),
+  "metrics.path": s("/metrics", "path of the metrics endpoint", true),
+  "nip05.names": {
+    type: "table",
+    default: {} as Record<string, string>,
+    doc: "NIP-05 names served at /.well-known/nostr.json: name = hex pubkey",
+    live: true,
+  },
+  "nip05.relays": {
+    type: "table[]",
+    default: {} as Record<string, string[]>,
+    doc: "NIP-05 relay hints: hex pubkey = list of relay URLs",
+    live: true,
+  },
   "log.level": s("info", "one of debug, info, warn, error", true),
   "http.cors": b(true, "send CORS headers on HTTP answers", true),
   "nip11.extraNips": sa([], "further NIP numbers to advertise (as strings)", true),

@@ -2,18 +2,24 @@
 import type { Config } from "../config/schema.ts";
 import type { LiveIndex } from "../fanout/live-index.ts";
 import type { Subscription } from "../fanout/subscription.ts";
+import type { Conn } from "../server/connection.ts";
 import type { Expiration } from "../store/expiration.ts";
 import type { Store } from "../store/store.ts";
 import type { Writer } from "../store/writer.ts";
+import type { VerifyPool } from "../verify/pool.ts";
 import type { SchnorrBackend } from "../verify/verify.ts";
 import type { PolicyPlugin } from "./plugin.ts";
 import type { RateLimiter } from "./ratelimit.ts";
 
 export interface Counters {
   framesIn: Record<string, number>;
+  framesOut: Record<string, number>;
   eventsAccepted: number;
+  acceptedByKind: Record<string, number>;
   eventsRejected: Record<string, number>;
   queriesByIndex: Record<string, number>;
+  /** seconds spent answering stored queries, by the index of their first filter */
+  querySeconds: Record<string, number>;
 }
 
 export interface RelayContext {
@@ -21,7 +27,10 @@ export interface RelayContext {
   store: Store;
   writer: Writer;
   live: LiveIndex<Subscription>;
+  /** in-thread backend (AUTH answers, imports) */
   verifier: SchnorrBackend;
+  /** batched, off-thread verification of published events */
+  verifyPool: VerifyPool;
   counters: Counters;
   startedAt: number;
   /** whether a URL names this relay (NIP-42 relay tags, NIP-62 requests) */
@@ -29,13 +38,18 @@ export interface RelayContext {
   expiration: Expiration;
   rates: RateLimiter;
   plugin: PolicyPlugin | undefined;
+  /** open WebSocket connections */
+  conns: Set<Conn>;
 }
 
 export const newCounters = (): Counters => ({
   framesIn: {},
+  framesOut: {},
   eventsAccepted: 0,
+  acceptedByKind: {},
   eventsRejected: {},
   queriesByIndex: {},
+  querySeconds: {},
 });
 
 export const bump = (rec: Record<string, number>, key: string, by = 1): void => {

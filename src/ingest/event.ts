@@ -22,9 +22,9 @@ export interface AdmitOptions {
   noVerify?: boolean;
 }
 
-/** Everything that can be decided about an event without the store or the connection. */
-export function admit(
-  ctx: Pick<RelayContext, "config" | "verifier">,
+/** Shape, size, time window and expiry: everything but the id and signature. */
+export function admitShape(
+  ctx: Pick<RelayContext, "config">,
   raw: unknown,
   now = Date.now() / 1000,
   opts: AdmitOptions = {},
@@ -45,15 +45,29 @@ export function admit(
   }
   const expires = expirationOf(e);
   if (expires !== undefined && expires <= now) return invalid("this event has expired");
-  if (computeId(e) !== e.id) return invalid("event id does not match the sha256 of its serialization");
+  return e;
+}
+
+const BAD_ID = () => invalid("event id does not match the sha256 of its serialization");
+const BAD_SIG = () => invalid("signature verification failed");
+
+/** Everything that can be decided about an event without the store or the connection, in-thread. */
+export function admit(
+  ctx: Pick<RelayContext, "config" | "verifier">,
+  raw: unknown,
+  now = Date.now() / 1000,
+  opts: AdmitOptions = {},
+): NostrEvent | Reject {
+  const e = admitShape(ctx, raw, now, opts);
+  if (isReject(e)) return e;
+  if (computeId(e) !== e.id) return BAD_ID();
   if (opts.noVerify) return e;
   const ok = ctx.verifier.verify(
     Buffer.from(e.sig, "hex"),
     Buffer.from(e.id, "hex"),
     Buffer.from(e.pubkey, "hex"),
   );
-  if (!ok) return invalid("signature verification failed");
-  return e;
+  return ok ? e : BAD_SIG();
 }
 
 function refuse(ctx: RelayContext, conn: Conn, id: string, r: Reject): void {
@@ -64,8 +78,11 @@ function refuse(ctx: RelayContext, conn: Conn, id: string, r: Reject): void {
 export async function handleEvent(ctx: RelayContext, conn: Conn, raw: unknown): Promise<void> {
   const rawId = (raw as { id?: unknown }).id;
   const replyId = typeof rawId === "string" ? rawId : "";
-  const e = admit(ctx, raw);
+  const e = admitShape(ctx, raw);
   if (isReject(e)) return refuse(ctx, conn, replyId, e);
+  // Id and signature are checked off the main thread, batched with other connections' events.
+  const verdict = await ctx.verifyPool.submit(e);
+  if (verdict !== "ok") return refuse(ctx, conn, replyId, verdict === "bad-id" ? BAD_ID() : BAD_SIG());
   const denied = writePolicy(ctx, conn, e);
   if (denied) return refuse(ctx, conn, e.id, denied);
   if (ctx.plugin) {
@@ -84,6 +101,7 @@ export async function handleEvent(ctx: RelayContext, conn: Conn, raw: unknown): 
   const json = storedJson(e);
   if (isEphemeral(e.kind)) {
     ctx.counters.eventsAccepted++;
+    bump(ctx.counters.acceptedByKind, String(e.kind));
     broadcast(ctx.live, e, json);
     conn.send(okFrame(e.id, true, ""));
     return;
@@ -92,6 +110,7 @@ export async function handleEvent(ctx: RelayContext, conn: Conn, raw: unknown): 
   switch (outcome.status) {
     case "stored":
       ctx.counters.eventsAccepted++;
+      bump(ctx.counters.acceptedByKind, String(e.kind));
       conn.send(okFrame(e.id, true, ""));
       return;
     case "duplicate":

@@ -101,7 +101,10 @@ export class PolicyPlugin {
 
   /** Asks a fresh process once more for requests a dead one left unanswered. */
   private retryOrFail(why: string): void {
-    if (this.closed) return this.failAll(why);
+    if (this.closed) {
+      this.failAll(why);
+      return;
+    }
     const again = [...this.waiters.values()].flat().filter((w) => !w.retried);
     for (const w of [...this.waiters.values()].flat())
       if (w.retried) {

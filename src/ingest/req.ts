@@ -75,8 +75,17 @@ export async function handleReq(
   ctx.live.add(sub);
   const cancelled = () => sub.cancelled || conn.closed;
   let stored: string[] | undefined;
+  const started = performance.now();
+  const opts = queryOptions(ctx, conn, sub.hwm, cancelled);
+  let firstIndex = "";
+  const onPlan = opts.onPlan;
+  opts.onPlan = (index) => {
+    firstIndex ||= index;
+    onPlan?.(index);
+  };
   try {
-    stored = await runQuery(ctx.store, filters, queryOptions(ctx, conn, sub.hwm, cancelled));
+    stored = await runQuery(ctx.store, filters, opts);
+    bump(ctx.counters.querySeconds, firstIndex || "none", (performance.now() - started) / 1000);
   } catch (e) {
     closeSubscription(ctx, conn, subId);
     conn.send(closedFrame(subId, error(`query failed: ${(e as Error).message}`)));

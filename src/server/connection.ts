@@ -31,7 +31,15 @@ export class Conn {
   constructor(
     readonly ws: ServerWebSocket<ConnData>,
     readonly ip: string,
+    /** frames sent, by verb (shared by every connection, for /metrics) */
+    private readonly framesOut: Record<string, number> = {},
   ) {}
+
+  private count(frame: string): void {
+    // Every frame starts with ["VERB" — the verb sits between the 2nd and 3rd quote.
+    const verb = frame.slice(2, frame.indexOf('"', 2));
+    this.framesOut[verb] = (this.framesOut[verb] ?? 0) + 1;
+  }
 
   /**
    * Sends one text frame; false when the socket is gone or dropped the frame. A dropped frame
@@ -39,6 +47,7 @@ export class Conn {
    */
   send(frame: string): boolean {
     if (this.closed) return false;
+    this.count(frame);
     if (this.ws.send(frame) !== 0) return true;
     this.closed = true;
     this.ws.close(1008, "outbound queue full: reader too slow");
@@ -51,7 +60,11 @@ export class Conn {
     while (i < frames.length) {
       if (this.closed || isCancelled()) return false;
       this.ws.cork(() => {
-        while (i < frames.length && this.ws.getBufferedAmount() < BULK_HIGH_WATER) this.ws.send(frames[i++]!);
+        while (i < frames.length && this.ws.getBufferedAmount() < BULK_HIGH_WATER) {
+          const frame = frames[i++]!;
+          this.count(frame);
+          this.ws.send(frame);
+        }
       });
       if (i < frames.length) await new Promise<void>((r) => this.drainWaiters.push(r));
     }

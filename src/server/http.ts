@@ -1,6 +1,10 @@
 // HTTP on the relay's port: NIP-11 for `Accept: application/nostr+json`, a small HTML page
-// otherwise, CORS on every answer and preflight. WebSocket upgrades are handled in server.ts.
+// otherwise, NIP-05 names, /metrics, CORS on every answer and preflight. WebSocket upgrades
+// are handled in server.ts.
 import type { Config } from "../config/schema.ts";
+import type { RelayContext } from "../ingest/context.ts";
+import { renderMetrics } from "./metrics.ts";
+import { nip05Document } from "./nip05.ts";
 import { relayInfo } from "./nip11.ts";
 
 const corsHeaders = (c: Config): Record<string, string> =>
@@ -21,21 +25,30 @@ function page(c: Config): string {
 <p>This is a Nostr relay. Connect with a Nostr client over WebSocket at this address.</p></body></html>`;
 }
 
-export function handleHttp(req: Request, c: Config): Response {
+export function handleHttp(req: Request, ctx: RelayContext): Response {
+  const c = ctx.config;
   const url = new URL(req.url);
   const cors = corsHeaders(c);
   if (req.method === "OPTIONS") return new Response(null, { status: 204, headers: cors });
-  if (url.pathname !== "/") return new Response("not found\n", { status: 404, headers: cors });
   if (req.method !== "GET" && req.method !== "HEAD")
     return new Response("method not allowed\n", {
       status: 405,
       headers: { ...cors, Allow: "GET, HEAD, OPTIONS" },
     });
-  const wantsInfo = (req.headers.get("accept") ?? "").includes("application/nostr+json");
-  const body = wantsInfo ? JSON.stringify(relayInfo(c)) : page(c);
-  const type = wantsInfo ? "application/nostr+json" : "text/html; charset=utf-8";
-  return new Response(req.method === "HEAD" ? null : body, {
-    status: 200,
-    headers: { ...cors, "Content-Type": type },
-  });
+  const reply = (body: string, type: string, extra: Record<string, string> = {}) =>
+    new Response(req.method === "HEAD" ? null : body, {
+      status: 200,
+      headers: { ...cors, "Content-Type": type, ...extra },
+    });
+  if (url.pathname === "/") {
+    const wantsInfo = (req.headers.get("accept") ?? "").includes("application/nostr+json");
+    return wantsInfo
+      ? reply(JSON.stringify(relayInfo(c)), "application/nostr+json")
+      : reply(page(c), "text/html; charset=utf-8");
+  }
+  if (url.pathname === "/.well-known/nostr.json")
+    return reply(JSON.stringify(nip05Document(c, url.searchParams.get("name"))), "application/json");
+  if (c["metrics.enabled"] && url.pathname === c["metrics.path"])
+    return reply(renderMetrics(ctx), "text/plain; version=0.0.4; charset=utf-8");
+  return new Response("not found\n", { status: 404, headers: cors });
 }

@@ -29,7 +29,10 @@ export function relayInfo(c: Config): Record<string, unknown> {
       auth_required: c["auth.reads"] || c["auth.writes"],
       payment_required: false,
       restricted_writes:
-        c["auth.writes"] || c["policy.pubkeyAllow"].length > 0 || c["policy.kindAllow"].length > 0 || c["policy.plugin"] !== "",
+        c["auth.writes"] ||
+        c["policy.pubkeyAllow"].length > 0 ||
+        c["policy.kindAllow"].length > 0 ||
+        c["policy.plugin"] !== "",
       created_at_lower_limit: c["limits.createdAtPastSeconds"],
       created_at_upper_limit: c["limits.createdAtFutureSeconds"],
     },

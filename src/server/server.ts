@@ -14,9 +14,9 @@ import type { ConnData } from "./connection.ts";
 import { Conn } from "./connection.ts";
 import { handleHttp } from "./http.ts";
 
-export function startServer(ctx: RelayContext): { server: Server<ConnData>; conns: Set<Conn> } {
+export function startServer(ctx: RelayContext): Server<ConnData> {
   const c = ctx.config;
-  const conns = new Set<Conn>();
+  const conns = ctx.conns;
   const maxBytes = c["limits.maxMessageBytes"];
   const gate = () => ({
     maxMessageBytes: ctx.config["limits.maxMessageBytes"],
@@ -78,7 +78,7 @@ export function startServer(ctx: RelayContext): { server: Server<ConnData>; conn
         ctx.rates.disconnect(ip);
         return new Response("WebSocket upgrade failed\n", { status: 400 });
       }
-      return handleHttp(req, ctx.config);
+      return handleHttp(req, ctx);
     },
     websocket: {
       // Frames a little over the limit still get a NOTICE; far larger ones close the socket (1009).
@@ -89,7 +89,7 @@ export function startServer(ctx: RelayContext): { server: Server<ConnData>; conn
       closeOnBackpressureLimit: true,
       perMessageDeflate: false,
       open(ws) {
-        const conn = new Conn(ws, ws.data.ip);
+        const conn = new Conn(ws, ws.data.ip, ctx.counters.framesOut);
         ws.data.conn = conn;
         conns.add(conn);
         conn.send(authFrame(conn.challenge));
@@ -119,5 +119,5 @@ export function startServer(ctx: RelayContext): { server: Server<ConnData>; conn
       },
     },
   });
-  return { server, conns };
+  return server;
 }

@@ -47,6 +47,13 @@ export interface Indexer {
   readonly name: string;
   put(s: Store, e: NostrEvent, serial: number): void;
   remove(s: Store, e: NostrEvent, serial: number): void;
+  /** Writes whatever the index aggregated over the transaction; called once at its end. */
+  flush?(s: Store): void;
+}
+
+/** Ends a write transaction's index work; every writer of the store calls it before commit. */
+export function flushIndexers(s: Store): void {
+  for (const ix of s.indexers) ix.flush?.(s);
 }
 
 export function openStore(path: string): Store {

@@ -16,7 +16,7 @@ import {
   vanishTargetsUs,
 } from "./lifecycle.ts";
 import type { Store } from "./store.ts";
-import { putEvent } from "./store.ts";
+import { flushIndexers, putEvent } from "./store.ts";
 
 export type WriteOutcome =
   | { status: "stored"; serial: number; replaced: boolean }
@@ -108,14 +108,18 @@ export class Writer {
       const started = performance.now();
       try {
         await this.store.env.transaction(() => {
-          for (const p of batch) {
-            if (p.type === "event") p.outcome = this.apply(p.event, p.json);
-            else
-              try {
-                p.result = p.run(this.store);
-              } catch (e) {
-                p.failed = e ?? new Error("task failed");
-              }
+          try {
+            for (const p of batch) {
+              if (p.type === "event") p.outcome = this.apply(p.event, p.json);
+              else
+                try {
+                  p.result = p.run(this.store);
+                } catch (e) {
+                  p.failed = e ?? new Error("task failed");
+                }
+            }
+          } finally {
+            flushIndexers(this.store);
           }
         });
       } catch (e) {

@@ -14,6 +14,6 @@ export const eoseFrame = (subId: string): string => `["EOSE",${JSON.stringify(su
 export const closedFrame = (subId: string, r: Reject): string =>
   `["CLOSED",${JSON.stringify(subId)},${JSON.stringify(reasonText(r))}]`;
 export const noticeFrame = (message: string): string => `["NOTICE",${JSON.stringify(message)}]`;
-export const countFrame = (subId: string, count: number, approximate = false): string =>
-  `["COUNT",${JSON.stringify(subId)},{"count":${count}${approximate ? ',"approximate":true' : ""}}]`;
+export const countFrame = (subId: string, count: number, approximate = false, hll?: string): string =>
+  `["COUNT",${JSON.stringify(subId)},{"count":${count}${approximate ? ',"approximate":true' : ""}${hll ? `,"hll":"${hll}"` : ""}}]`;
 export const authFrame = (challenge: string): string => `["AUTH",${JSON.stringify(challenge)}]`;

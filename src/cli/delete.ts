@@ -1,0 +1,74 @@
+// `relay delete --filter JSON`: removes matching stored events with every index entry they own
+// (and the replaceable pointer when it points at them), in write transactions of a chunk each.
+import { removeBySerial } from "../store/lifecycle.ts";
+import { scanOldestFirst, storedId } from "../store/scan.ts";
+import { flushIndexers } from "../store/store.ts";
+import {
+  commandArgs,
+  filterFromFlags,
+  fmtInt,
+  guarded,
+  openForWrite,
+  StdoutSink,
+  UsageError,
+} from "./data-args.ts";
+
+export const help = `relay delete --filter JSON [--since T] [--until T] [--dry-run] [--data DIR] [--config FILE]
+
+Removes every stored event matching the filter (one NIP-01 filter, no limit or search; '{}'
+matches everything), with all its index entries, in write transactions of 1,000 events.
+Prints the id of each deleted event on stdout, oldest first, and the count on stderr.
+
+  --dry-run   delete nothing; print the ids and the count that would be deleted
+  --since T, --until T   narrow the filter (unix seconds or an ISO date)
+
+This is an operator's removal, not a NIP-09 deletion: no tombstone is kept, so the same
+event can be published or imported again. Stop 'relay serve' on this data directory first.`;
+
+/** Events removed per write transaction. */
+const CHUNK = 1000;
+
+export async function run(argv: string[]): Promise<number> {
+  return guarded("delete", async () => {
+    const { flags, config } = commandArgs(argv, {
+      booleans: ["dry-run"],
+      options: ["filter", "since", "until"],
+      positional: 0,
+    });
+    if (flags.filter === undefined) throw new UsageError("needs --filter JSON ('{}' matches every event)");
+    const filter = filterFromFlags(flags);
+    const dryRun = flags["dry-run"] !== undefined;
+    const store = openForWrite(config, true);
+    const out = new StdoutSink();
+    let matched = 0;
+    let removed = 0;
+    let chunk: number[] = [];
+    const commit = async () => {
+      const serials = chunk;
+      chunk = [];
+      await store.env.transaction(() => {
+        for (const serial of serials) if (removeBySerial(store, serial)) removed++;
+        flushIndexers(store);
+      });
+    };
+    try {
+      for (const ev of scanOldestFirst(store, filter)) {
+        matched++;
+        await out.write(`${storedId(ev.json)}\n`);
+        if (dryRun) continue;
+        chunk.push(ev.serial);
+        if (chunk.length >= CHUNK) await commit();
+      }
+      if (chunk.length > 0) await commit();
+      await out.end();
+    } finally {
+      await store.env.close();
+    }
+    console.error(
+      dryRun
+        ? `dry run: ${fmtInt(matched)} events match; nothing deleted`
+        : `deleted ${fmtInt(removed)} events`,
+    );
+    return 0;
+  });
+}

@@ -1,0 +1,79 @@
+// Progress on stderr for long data commands: on a terminal a bar redrawn in place with the rate
+// and ETA (ETA only when the total is known), otherwise a plain line every few seconds so logs
+// from cron or systemd stay readable.
+import { fmtBytes, fmtDuration, fmtInt } from "./data-args.ts";
+
+export interface ProgressOptions {
+  /** total bytes to read, when known (a file; not a pipe) */
+  totalBytes?: number;
+  /** redraw a bar in place; default: stderr is a terminal */
+  tty?: boolean;
+  /** seconds between plain lines when not on a terminal */
+  every?: number;
+  quiet?: boolean;
+}
+
+export class Progress {
+  private readonly started = performance.now();
+  private last = 0;
+  private drawn = false;
+  private readonly tty: boolean;
+  private readonly everyMs: number;
+
+  constructor(
+    private readonly label: string,
+    private readonly o: ProgressOptions = {},
+  ) {
+    this.tty = o.tty ?? process.stderr.isTTY === true;
+    this.everyMs = (o.every ?? 5) * 1000;
+  }
+
+  /** Seconds since start. */
+  get elapsed(): number {
+    return (performance.now() - this.started) / 1000;
+  }
+
+  /** Called often; draws at most 10 times a second (terminal) or every `every` seconds. */
+  update(bytes: number, events: number): void {
+    if (this.o.quiet) return;
+    const now = performance.now();
+    if (this.last === 0) {
+      // The first plain line only after one full period (short runs print only the summary), the
+      // first bar after a moment, so its rate and ETA mean something.
+      this.last = this.tty ? now + 150 : now;
+      return;
+    }
+    if (now - this.last < (this.tty ? 100 : this.everyMs)) return;
+    this.last = now;
+    this.draw(bytes, events);
+  }
+
+  private draw(bytes: number, events: number): void {
+    const secs = this.elapsed;
+    const rate = secs > 0 ? events / secs : 0;
+    const total = this.o.totalBytes;
+    const frac = total ? Math.min(1, bytes / total) : undefined;
+    const eta = frac !== undefined && frac > 0 ? fmtDuration(secs / frac - secs) : undefined;
+    const stats = `${fmtInt(events)} lines, ${fmtInt(Math.round(rate))}/s, ${fmtBytes(bytes)}`;
+    if (!this.tty) {
+      const pct = frac === undefined ? "" : ` (${(frac * 100).toFixed(1)}%${eta ? `, ETA ${eta}` : ""})`;
+      process.stderr.write(`${this.label}: ${stats}${pct}\n`);
+      return;
+    }
+    let line: string;
+    if (frac !== undefined) {
+      const width = 30;
+      const fill = Math.round(frac * width);
+      const bar = `${"#".repeat(fill)}${"-".repeat(width - fill)}`;
+      line = `${this.label} [${bar}] ${(frac * 100).toFixed(1).padStart(5)}%  ${stats}  ETA ${eta ?? "?"}`;
+    } else line = `${this.label} ${stats}  ${fmtDuration(secs)} elapsed`;
+    process.stderr.write(`\r\x1b[2K${line}`);
+    this.drawn = true;
+  }
+
+  /** Clears the bar so the summary starts on a clean line. */
+  done(): void {
+    if (this.drawn) process.stderr.write("\r\x1b[2K");
+    this.drawn = false;
+  }
+}

@@ -1,0 +1,70 @@
+// The answer to a COUNT: the exact count, plus NIP-45 HyperLogLog registers when the request has
+// one of the shapes in shapes.ts. Those shapes are counted on the tag index range of their one
+// value; each stored record is read for its kind and pubkey at their fixed places, without
+// parsing the JSON. Everything else is counted by countQuery.
+import { STORED_PUBKEY_OFFSET } from "../nostr/canonical.ts";
+import type { Filter } from "../nostr/filter.ts";
+import { MergedScan } from "../store/cursor.ts";
+import { serialKey, tagPrefix } from "../store/keys.ts";
+import type { QueryOptions } from "../store/query.ts";
+import { countQuery } from "../store/query.ts";
+import type { Store } from "../store/store.ts";
+import { Hll } from "./hll.ts";
+import type { HllShape } from "./shapes.ts";
+import { hllShape } from "./shapes.ts";
+
+export interface CountAnswer {
+  count: number;
+  /** 512 hex characters, for the NIP-45 shapes only */
+  hll?: string;
+}
+
+const PUBKEY_AT = STORED_PUBKEY_OFFSET;
+const KIND_MARK = Buffer.from(',"kind":');
+
+/** The kind of a stored record, read after `"kind":` (which follows created_at). */
+function storedKindOf(json: Buffer): number {
+  let at = json.indexOf(KIND_MARK, PUBKEY_AT + 64) + KIND_MARK.length;
+  let kind = 0;
+  for (let c = json[at]!; c >= 48 && c <= 57; c = json[++at]!) kind = kind * 10 + (c - 48);
+  return kind;
+}
+
+const yieldTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+async function countWithHll(s: Store, shape: HllShape, o: QueryOptions): Promise<CountAnswer | undefined> {
+  const prefix = tagPrefix(shape.tag, shape.value);
+  if (!prefix) return undefined;
+  const kinds = new Set(shape.kinds);
+  const hll = new Hll(shape.offset);
+  const scan = new MergedScan(s.tag, [prefix], 0, Number.MAX_SAFE_INTEGER, 1024);
+  let count = 0;
+  let sinceYield = 0;
+  for (let k = scan.next(); k; k = scan.next()) {
+    if (++sinceYield >= o.yieldEvery * 8) {
+      sinceYield = 0;
+      await yieldTurn();
+      if (o.cancelled?.()) return undefined;
+    }
+    if (k.serial > o.hwm || o.hidden?.(k.serial)) continue;
+    const json = s.events.getBinaryFast(serialKey(k.serial));
+    if (json === undefined || !kinds.has(storedKindOf(json))) continue;
+    const pubkey = json.toString("latin1", PUBKEY_AT, PUBKEY_AT + 64);
+    if (o.allow && !o.allow(json.toString("utf8"))) continue;
+    hll.add(pubkey);
+    count++;
+  }
+  return { count, hll: hll.hex() };
+}
+
+/** The COUNT answer for these filters, or undefined if cancelled. */
+export async function countAnswer(
+  s: Store,
+  filters: readonly Filter[],
+  o: QueryOptions,
+): Promise<CountAnswer | undefined> {
+  const shape = hllShape(filters);
+  if (shape && tagPrefix(shape.tag, shape.value)) return countWithHll(s, shape, o);
+  const count = await countQuery(s, filters, o);
+  return count === undefined ? undefined : { count };
+}

@@ -1,0 +1,100 @@
+// Prometheus text exposition of what an operator watches: connections, frames by verb, events
+// accepted and refused by reason, writer batches, verification, queries by index, live
+// subscriptions, queued outbound bytes and memory. Built on request from live counters.
+import type { RelayContext } from "../ingest/context.ts";
+
+type Labels = Record<string, string>;
+
+class Exposition {
+  private lines: string[] = [];
+  metric(name: string, type: "counter" | "gauge", help: string, samples: [Labels, number][]): void {
+    this.lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    for (const [labels, value] of samples) {
+      const l = Object.entries(labels)
+        .map(([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`)
+        .join(",");
+      this.lines.push(`${name}${l ? `{${l}}` : ""} ${Number.isFinite(value) ? value : 0}`);
+    }
+  }
+  text(): string {
+    return `${this.lines.join("\n")}\n`;
+  }
+}
+
+const byLabel = (rec: Record<string, number>, label: string): [Labels, number][] =>
+  Object.entries(rec).map(([k, v]) => [{ [label]: k }, v]);
+
+export function renderMetrics(ctx: RelayContext): string {
+  const x = new Exposition();
+  const c = ctx.counters;
+  const w = ctx.writer;
+  let queued = 0;
+  for (const conn of ctx.conns) queued += conn.ws.getBufferedAmount();
+  x.metric("relay_connections", "gauge", "Open WebSocket connections.", [[{}, ctx.conns.size]]);
+  x.metric(
+    "relay_frames_in_total",
+    "counter",
+    "Client frames received, by verb.",
+    byLabel(c.framesIn, "verb"),
+  );
+  x.metric(
+    "relay_frames_out_total",
+    "counter",
+    "Frames sent to clients, by verb.",
+    byLabel(c.framesOut, "verb"),
+  );
+  x.metric("relay_events_accepted_total", "counter", "Events accepted (stored or ephemeral).", [
+    [{}, c.eventsAccepted],
+  ]);
+  x.metric(
+    "relay_events_accepted_by_kind_total",
+    "counter",
+    "Events accepted, by kind.",
+    byLabel(c.acceptedByKind, "kind"),
+  );
+  x.metric(
+    "relay_events_rejected_total",
+    "counter",
+    "Events refused, by reason prefix.",
+    byLabel(c.eventsRejected, "reason"),
+  );
+  x.metric("relay_stored_events", "gauge", "Events in the store.", [
+    [{}, (ctx.store.events.getStats() as { entryCount: number }).entryCount],
+  ]);
+  x.metric("relay_writer_batches_total", "counter", "Write transactions committed.", [[{}, w.batches]]);
+  x.metric("relay_writer_batch_size", "gauge", "Events and tasks in the last write batch.", [
+    [{}, w.lastBatchSize],
+  ]);
+  x.metric("relay_writer_commit_seconds", "gauge", "Duration of the last commit.", [
+    [{}, w.lastCommitMs / 1000],
+  ]);
+  x.metric("relay_verify_backend", "gauge", "Signature verification backend in use.", [
+    [{ backend: ctx.verifyPool.backend.name }, 1],
+  ]);
+  x.metric("relay_verify_threads", "gauge", "Verification worker threads.", [[{}, ctx.verifyPool.threads]]);
+  x.metric("relay_verify_pending", "gauge", "Events waiting for verification.", [
+    [{}, ctx.verifyPool.pending],
+  ]);
+  x.metric(
+    "relay_queries_total",
+    "counter",
+    "Stored queries, by the index of each filter.",
+    byLabel(c.queriesByIndex, "index"),
+  );
+  x.metric(
+    "relay_query_seconds_total",
+    "counter",
+    "Time spent answering stored queries, by the index of the first filter.",
+    byLabel(c.querySeconds, "index"),
+  );
+  x.metric("relay_live_subscriptions", "gauge", "Open subscriptions.", [[{}, ctx.live.size]]);
+  x.metric("relay_outbound_queued_bytes", "gauge", "Bytes queued to clients.", [[{}, queued]]);
+  x.metric("relay_expiring_events", "gauge", "Stored events with an expiration time.", [
+    [{}, ctx.expiration.pending],
+  ]);
+  x.metric("process_resident_memory_bytes", "gauge", "Resident set size.", [[{}, process.memoryUsage.rss()]]);
+  x.metric("process_uptime_seconds", "gauge", "Seconds since start.", [
+    [{}, (Date.now() - ctx.startedAt) / 1000],
+  ]);
+  return x.text();
+}
