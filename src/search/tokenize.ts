@@ -63,7 +63,20 @@ const ASCII_WORD = /[a-z0-9_]+(?:(?:(?<=[a-z])[.:'](?=[a-z])|(?<=[0-9])[.,;'](?=
 
 const ONLY_UNDERSCORES = /^_$/;
 
+const JOINERS = /[.:',;]/;
+const NOT_WORD = /[^a-z0-9_.:',;]+/;
+
 function asciiWords(lower: string, out: string[]): string[] {
+  // Most chunks between separators are plain words; only those holding a joiner need the rules.
+  for (const chunk of lower.split(NOT_WORD)) {
+    if (chunk === "" || chunk === "_") continue;
+    if (!JOINERS.test(chunk)) out.push(cut(chunk));
+    else asciiRuleWords(chunk, out);
+  }
+  return out;
+}
+
+function asciiRuleWords(lower: string, out: string[]): string[] {
   for (const m of lower.matchAll(ASCII_WORD)) {
     const word = m[0];
     if (ONLY_UNDERSCORES.test(word)) continue; // a lone "_" is not word-like for ICU either

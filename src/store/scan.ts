@@ -4,24 +4,11 @@
 // over millions of events neither holds a snapshot open nor loads everything in memory.
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
-import { firstTagValue } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
-import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
-import {
-  hexBytes,
-  keySerial,
-  keyTime,
-  kindBytes,
-  rangeFor,
-  readReplaceable,
-  readU64,
-  replaceableKey,
-  serialKey,
-} from "./keys.ts";
+import { hexBytes, keySerial, keyTime, kindBytes, rangeFor, readU64, serialKey } from "./keys.ts";
 import { planFilter } from "./plan.ts";
 import type { BinDb, Store } from "./store.ts";
-import { removeEvent } from "./store.ts";
 
 /** One stored event: its serial, created_at and the stored JSON bytes, verbatim. */
 export interface StoredEvent {
