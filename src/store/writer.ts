@@ -102,6 +102,14 @@ export class Writer {
   }
 
   private async loop(): Promise<void> {
+    // Work submitted while the last flush is awaited must not be stranded: look again after it.
+    do await this.drainQueue();
+    while (this.queue.length > 0);
+    this.running = false;
+    this.idleResolve?.();
+  }
+
+  private async drainQueue(): Promise<void> {
     let flushing: Promise<void> = Promise.resolve();
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.opts.maxBatch);
@@ -141,8 +149,6 @@ export class Writer {
       if (this.queue.length === 0) await flushing;
     }
     await flushing;
-    this.running = false;
-    this.idleResolve?.();
   }
 
   private finish(batch: Pending[]): void {

@@ -1,0 +1,114 @@
+// Command-line flags of bench/run.ts and their defaults. Sizes depend on the mode: a full run
+// (50k events) against --url, a quick one (~5k) with --quick and for the in-process default run.
+import { parseArgs } from "node:util";
+
+export const PHASES = ["ingest", "query", "live"] as const;
+export type Phase = (typeof PHASES)[number];
+
+export interface BenchArgs {
+  /** relay to load; undefined: start one in-process on a temp dir */
+  url: string | undefined;
+  events: number;
+  authors: number;
+  seed: number;
+  connections: number;
+  window: number;
+  queries: number;
+  inflight: number;
+  subscribers: number;
+  liveEvents: number;
+  liveRate: number;
+  pid: number | undefined;
+  json: string | undefined;
+  phases: Phase[];
+  timeoutMs: number;
+  micro: boolean;
+  e2e: boolean;
+  filter: RegExp | undefined;
+}
+
+export const USAGE = `usage: bun bench/run.ts [options]
+  (no --url)          mitata micro-benchmarks, then a quick load run on an in-process relay
+  --url ws://…        load run only, against that relay (full size unless --quick)
+  --quick | --full    ~5,000 or 50,000 events (and matching query/live counts)
+  --events N          events to publish (default: 50000 full, 5000 quick)
+  --authors N         distinct authors (default: events/20, at most 1000)
+  --seed N            dataset seed (default 1); datasets are cached in .bench-cache/
+  --connections C     publishing and querying connections (default 8)
+  --window W          EVENTs in flight per publishing connection (default 64)
+  --queries N         REQs in the query mix (default 4000 full, 800 quick)
+  --inflight N        REQs in flight per query connection (default 1)
+  --subscribers S     live subscriber connections (default 200)
+  --live-events N     events published in the live phase (default 1000 full, 300 quick)
+  --live-rate R       live events per second (default 200)
+  --phases LIST       comma list of ingest,query,live (default all)
+  --pid PID           read the relay's RSS from /proc/PID/status
+  --json FILE         also write the results as JSON
+  --timeout S         per-phase time limit in seconds (default 600)
+  --skip-micro        no micro-benchmarks      --micro-only   only micro-benchmarks
+  --filter REGEX      only micro-benchmarks whose name matches`;
+
+const int = (v: string | undefined, name: string, min = 0): number | undefined => {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${v}`);
+  return n;
+};
+
+export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
+  const { values: v } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      url: { type: "string" },
+      quick: { type: "boolean" },
+      full: { type: "boolean" },
+      events: { type: "string" },
+      authors: { type: "string" },
+      seed: { type: "string" },
+      connections: { type: "string" },
+      window: { type: "string" },
+      queries: { type: "string" },
+      inflight: { type: "string" },
+      subscribers: { type: "string" },
+      "live-events": { type: "string" },
+      "live-rate": { type: "string" },
+      phases: { type: "string" },
+      pid: { type: "string" },
+      json: { type: "string" },
+      timeout: { type: "string" },
+      "skip-micro": { type: "boolean" },
+      "micro-only": { type: "boolean" },
+      filter: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (v.help) return "help";
+  if (v.quick && v.full) throw new Error("--quick and --full exclude each other");
+  // The in-process run shares this process's CPU with the relay, so it stays small by default.
+  const quick = v.quick || (!v.full && v.url === undefined);
+  const events = int(v.events, "events", 1) ?? (quick ? 5_000 : 50_000);
+  const phases = (v.phases ?? PHASES.join(",")).split(",").filter((p) => p !== "");
+  for (const p of phases)
+    if (!(PHASES as readonly string[]).includes(p)) throw new Error(`unknown phase ${p}`);
+  return {
+    url: v.url,
+    events,
+    authors: int(v.authors, "authors", 1) ?? Math.max(10, Math.min(1000, Math.floor(events / 20))),
+    seed: int(v.seed, "seed") ?? 1,
+    connections: int(v.connections, "connections", 1) ?? 8,
+    window: int(v.window, "window", 1) ?? 64,
+    queries: int(v.queries, "queries") ?? (quick ? 800 : 4000),
+    inflight: int(v.inflight, "inflight", 1) ?? 1,
+    subscribers: int(v.subscribers, "subscribers") ?? 200,
+    liveEvents: int(v["live-events"], "live-events") ?? (quick ? 300 : 1000),
+    liveRate: int(v["live-rate"], "live-rate", 1) ?? 200,
+    pid: int(v.pid, "pid", 1),
+    json: v.json,
+    phases: phases as Phase[],
+    timeoutMs: (int(v.timeout, "timeout", 1) ?? 600) * 1000,
+    micro: !v["skip-micro"] && v.url === undefined,
+    e2e: !v["micro-only"],
+    filter: v.filter === undefined ? undefined : new RegExp(v.filter),
+  };
+}

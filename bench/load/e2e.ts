@@ -1,0 +1,85 @@
+// Runs the chosen load phases in order against one relay URL and gathers their results with
+// memory readings between phases. Knows nothing about how the relay was started.
+import type { BenchArgs } from "./args.ts";
+import { buildCatalog } from "./catalog.ts";
+import { loadDataset } from "./dataset.ts";
+import type { IngestResult } from "./ingest.ts";
+import { runIngest } from "./ingest.ts";
+import type { LiveResult } from "./live.ts";
+import { runLive } from "./live.ts";
+import type { QueryResult } from "./query.ts";
+import { buildQueries, runQueries } from "./query.ts";
+import type { MemReading } from "./rss.ts";
+import { MemSampler } from "./rss.ts";
+
+export interface E2EResult {
+  url: string;
+  dataset: { events: number; authors: number; seed: number; signedBytes: number };
+  ingest?: IngestResult;
+  query?: QueryResult;
+  live?: LiveResult;
+  memory: { source: string; marks: Record<string, MemReading> };
+}
+
+export async function runE2E(
+  url: string,
+  a: BenchArgs,
+  root: string,
+  log: (s: string) => void,
+  pid: number | undefined,
+): Promise<E2EResult> {
+  const d = await loadDataset(root, { events: a.events, authors: a.authors, seed: a.seed }, log);
+  const catalog = buildCatalog(d);
+  const mem = new MemSampler(pid);
+  const out: E2EResult = {
+    url,
+    dataset: {
+      events: d.list.length,
+      authors: d.authors.length,
+      seed: d.seed,
+      signedBytes: d.list.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e)), 0),
+    },
+    memory: {
+      source: pid === undefined ? "this process (relay + load tool)" : `/proc/${pid}/status`,
+      marks: {},
+    },
+  };
+  mem.start();
+  mem.mark("start");
+  try {
+    if (a.phases.includes("ingest")) {
+      log(`ingest: ${d.list.length} events over ${a.connections} connections, window ${a.window}`);
+      out.ingest = await runIngest(url, d.list, {
+        connections: a.connections,
+        window: a.window,
+        timeoutMs: a.timeoutMs,
+      });
+      mem.mark("after ingest");
+    }
+    if (a.phases.includes("query")) {
+      log(`query: ${a.queries} REQs over ${a.connections} connections, ${a.inflight} in flight each`);
+      const specs = buildQueries(catalog, a.queries, a.seed);
+      out.query = await runQueries(url, specs, {
+        connections: a.connections,
+        inflight: a.inflight,
+        timeoutMs: a.timeoutMs,
+      });
+      mem.mark("after query");
+    }
+    if (a.phases.includes("live")) {
+      log(`live: ${a.subscribers} subscribers, ${a.liveEvents} events at ${a.liveRate}/s`);
+      out.live = await runLive(url, d, catalog, {
+        subscribers: a.subscribers,
+        events: a.liveEvents,
+        rate: a.liveRate,
+        graceMs: 5_000,
+        seed: a.seed,
+      });
+      mem.mark("after live");
+    }
+  } finally {
+    mem.stop();
+    out.memory.marks = mem.marks;
+  }
+  return out;
+}

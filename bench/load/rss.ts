@@ -1,0 +1,73 @@
+// The relay's resident memory: VmRSS/VmHWM of --pid from /proc, or this process's RSS when the
+// relay runs in-process (then the figure includes the load generator and the dataset too).
+import { readFileSync } from "node:fs";
+
+export interface MemReading {
+  rssMB: number;
+  /** kernel's peak RSS (VmHWM) when read from /proc; else the peak this sampler saw */
+  peakMB: number;
+  /** /proc only: anonymous memory (JS heap, buffers) vs file pages (LMDB's memory map) */
+  anonMB?: number;
+  fileMB?: number;
+  /** /proc only: proportional set size; lmdb-js keeps several overlapping maps of data.mdb as
+   * it grows, and RSS counts a page once per map, so PSS is the truer figure for the relay */
+  pssMB?: number;
+}
+
+const MB = 1024 * 1024;
+
+function fromProc(pid: number): MemReading | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (field: string) =>
+      Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+    const mb = (field: string) => kb(field) / 1024;
+    let pssMB: number | undefined;
+    try {
+      const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+      pssMB = Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? Number.NaN) / 1024;
+    } catch {
+      // Older kernels have no smaps_rollup; RSS alone will do.
+    }
+    return { rssMB: mb("VmRSS"), peakMB: mb("VmHWM"), anonMB: mb("RssAnon"), fileMB: mb("RssFile"), pssMB };
+  } catch {
+    return undefined;
+  }
+}
+
+export class MemSampler {
+  private peak = 0;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  readonly marks: Record<string, MemReading> = {};
+
+  /** `pid` undefined: this process. */
+  constructor(readonly pid: number | undefined) {}
+
+  read(): MemReading | undefined {
+    if (this.pid !== undefined) return fromProc(this.pid);
+    const rss = process.memoryUsage.rss() / MB;
+    this.peak = Math.max(this.peak, rss);
+    return { rssMB: rss, peakMB: this.peak };
+  }
+
+  /** Samples every 250 ms so the in-process peak catches spikes between phase marks. */
+  start(): void {
+    this.read();
+    this.timer = setInterval(() => this.read(), 250);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  mark(label: string): void {
+    const r = this.read();
+    if (!r) return;
+    const m: MemReading = { rssMB: Math.round(r.rssMB), peakMB: Math.round(r.peakMB) };
+    if (r.anonMB !== undefined) m.anonMB = Math.round(r.anonMB);
+    if (r.fileMB !== undefined) m.fileMB = Math.round(r.fileMB);
+    if (r.pssMB !== undefined) m.pssMB = Math.round(r.pssMB);
+    this.marks[label] = m;
+  }
+}

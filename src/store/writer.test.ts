@@ -1,0 +1,39 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { storedJson } from "../nostr/canonical.ts";
+import type { NostrEvent } from "../nostr/event.ts";
+import { openStore } from "./store.ts";
+import { Writer } from "./writer.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "writer-"));
+const store = openStore(dir);
+afterAll(async () => {
+  await store.env.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const ev = (n: number): [NostrEvent, string] => {
+  const e: NostrEvent = {
+    id: n.toString(16).padStart(64, "0"),
+    pubkey: "ab".repeat(32),
+    created_at: 1_700_000_000 + n,
+    kind: 1,
+    tags: [],
+    content: "x",
+    sig: "cd".repeat(64),
+  };
+  return [e, storedJson(e)];
+};
+
+test("work submitted while the previous batch is being flushed is committed too", async () => {
+  const w = new Writer(store, 2048, () => {});
+  await Promise.all([w.submit(...ev(1))]);
+  // Submitted right as the first loop winds down: it must start (or join) a loop, never wait forever.
+  const outcome = await Promise.race([w.submit(...ev(2)), Bun.sleep(2000).then(() => "stranded")]);
+  expect(outcome).toMatchObject({ status: "stored" });
+  const task = await Promise.race([w.task(() => 42), Bun.sleep(2000).then(() => "stranded")]);
+  expect(task).toBe(42);
+  await w.drain();
+});
