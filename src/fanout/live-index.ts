@@ -75,8 +75,9 @@ export class LiveIndex<S extends LiveSub> {
     check(this.byId.get(e.id));
     check(this.byAuthor.get(e.pubkey));
     check(this.byKind.get(e.kind));
-    for (const t of e.tags)
-      if (t[0]?.length === 1 && t[1] !== undefined) check(this.byTag.get(`${t[0]}:${t[1]}`));
+    if (this.byTag.size > 0)
+      for (const t of e.tags)
+        if (t[0]?.length === 1 && t[1] !== undefined) check(this.byTag.get(`${t[0]}:${t[1]}`));
     check(this.all);
   }
 
