@@ -146,9 +146,8 @@ describe("durability", () => {
     const first = startTestRelay();
     const client = await RawClient.connect(first.url);
     const sk = newKey();
-    const events = Array.from({ length: 20 }, (_, i) =>
-      signed(sk, { created_at: now() - i, content: `n${i}` }),
-    );
+    const t0 = now(); // one clock reading, so no two events tie on created_at
+    const events = Array.from({ length: 20 }, (_, i) => signed(sk, { created_at: t0 - i, content: `n${i}` }));
     for (const e of events) client.send(["EVENT", e]);
     for (const e of events) expect((await client.ok(e.id))[2]).toBe(true);
     client.close();

@@ -38,7 +38,10 @@ describe("the relay process", () => {
     expect(url).toStartWith("ws://127.0.0.1:");
     const c = await RawClient.connect(url);
     const sk = newKey();
-    const events = Array.from({ length: 50 }, (_, i) => signed(sk, { created_at: now() - i, content: `note ${i}` }));
+    const t0 = now();
+    const events = Array.from({ length: 50 }, (_, i) =>
+      signed(sk, { created_at: t0 - i, content: `note ${i}` }),
+    );
     for (const e of events) c.send(["EVENT", e]);
     for (const e of events) expect((await c.ok(e.id))[2]).toBe(true);
     proc.kill("SIGTERM");
