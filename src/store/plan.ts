@@ -8,7 +8,16 @@ import type { BinDb, Store } from "./store.ts";
 export type Plan =
   | { type: "empty" }
   | { type: "ids"; ids: string[] }
-  | { type: "scan"; index: IndexName; db: BinDb; prefixes: Buffer[]; needsCheck: boolean };
+  | {
+      type: "scan";
+      index: IndexName;
+      db: BinDb;
+      prefixes: Buffer[];
+      /** some condition is not guaranteed by the index */
+      needsCheck: boolean;
+      /** what is left to check: only kinds/authors (read from the stored JSON without parsing), or more */
+      residual: "none" | "fast" | "full";
+    };
 
 export type IndexName = "pubkind" | "tag" | "pubkey" | "kind" | "time";
 
@@ -30,7 +39,7 @@ export function planFilter(s: Store, f: Filter): Plan {
 
   if (authors && kinds && authors.length * kinds.length <= MAX_PAIRS) {
     const prefixes = authors.flatMap((a) => kinds.map((k) => pubkindPrefix(a, k)));
-    return { type: "scan", index: "pubkind", db: s.pubkind, prefixes, needsCheck: tagCount > 0 };
+    return scan("pubkind", s.pubkind, prefixes, tagCount > 0 ? "full" : "none");
   }
   if (f.tags) {
     // The tag condition with the fewest values whose values all fit in the index.
@@ -47,25 +56,16 @@ export function planFilter(s: Store, f: Filter): Plan {
         best = { prefixes, n: uniq.length };
     }
     if (best) {
-      const needsCheck = tagCount > 1 || authors !== undefined || kinds !== undefined;
-      return { type: "scan", index: "tag", db: s.tag, prefixes: best.prefixes, needsCheck };
+      const residual = tagCount > 1 ? "full" : authors !== undefined || kinds !== undefined ? "fast" : "none";
+      return scan("tag", s.tag, best.prefixes, residual);
     }
   }
   if (authors)
-    return {
-      type: "scan",
-      index: "pubkey",
-      db: s.pubkey,
-      prefixes: authors.map(hexBytes),
-      needsCheck: kinds !== undefined || tagCount > 0,
-    };
-  if (kinds)
-    return {
-      type: "scan",
-      index: "kind",
-      db: s.kind,
-      prefixes: kinds.map(kindBytes),
-      needsCheck: tagCount > 0,
-    };
-  return { type: "scan", index: "time", db: s.time, prefixes: [Buffer.alloc(0)], needsCheck: tagCount > 0 };
+    return scan("pubkey", s.pubkey, authors.map(hexBytes), tagCount > 0 ? "full" : kinds ? "fast" : "none");
+  if (kinds) return scan("kind", s.kind, kinds.map(kindBytes), tagCount > 0 ? "full" : "none");
+  return scan("time", s.time, [Buffer.alloc(0)], tagCount > 0 ? "full" : "none");
+}
+
+function scan(index: IndexName, db: BinDb, prefixes: Buffer[], residual: "none" | "fast" | "full"): Plan {
+  return { type: "scan", index, db, prefixes, needsCheck: residual !== "none", residual };
 }

@@ -2,7 +2,7 @@
 // whole group of events that tie on created_at at the cut, so ties resolve by id as NIP-01 asks),
 // unions the filters and returns stored JSON newest first. Long scans yield between chunks.
 
-import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
+import { STORED_ID_OFFSET, STORED_PUBKEY_OFFSET, storedKind } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
@@ -12,6 +12,7 @@ import { hexBytes, readU64, serialKey } from "./keys.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
 import type { Store } from "./store.ts";
+import { readEvent } from "./store.ts";
 
 export interface QueryOptions {
   /** only serials at or below this are visible (the writer's committed high-water mark) */
@@ -29,10 +30,21 @@ export interface QueryOptions {
   allow?: (json: string) => boolean;
 }
 
-/** The reader may see the event and it passes the filter (parsed only when `check`). */
-function admits(f: Filter, json: string, o: QueryOptions, check = true): boolean {
+/** The reader may see the event and it passes what the index left unchecked. */
+function admits(
+  f: Filter,
+  json: string,
+  o: QueryOptions,
+  residual: "none" | "fast" | "full" = "full",
+): boolean {
   if (o.allow && !o.allow(json)) return false;
-  return !check || matchFilter(f, JSON.parse(json) as NostrEvent);
+  if (residual === "none") return true;
+  if (residual === "fast") {
+    // Only kinds and authors are left: both sit at known places in the stored JSON.
+    if (f.kinds && !f.kinds.includes(storedKind(json))) return false;
+    return !f.authors || f.authors.includes(json.slice(STORED_PUBKEY_OFFSET, STORED_PUBKEY_OFFSET + 64));
+  }
+  return matchFilter(f, JSON.parse(json) as NostrEvent);
 }
 
 interface Hit {
@@ -54,10 +66,7 @@ const yieldTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 export const effectiveLimit = (f: Filter, o: Pick<QueryOptions, "defaultLimit" | "maxLimit">): number =>
   Math.min(f.limit ?? o.defaultLimit, o.maxLimit);
 
-function load(s: Store, serial: number): string | undefined {
-  const v = s.events.getBinary(serialKey(serial));
-  return v ? v.toString("utf8") : undefined;
-}
+const load = readEvent;
 
 /** One filter's hits, at most `limit` of them by NIP-01 order, or undefined if cancelled. */
 async function runFilter(
@@ -103,7 +112,7 @@ async function runFilter(
     if (o.hidden?.(k.serial)) continue;
     const json = load(s, k.serial);
     if (json === undefined) continue;
-    if ((plan.needsCheck || o.allow) && !admits(f, json, o, plan.needsCheck)) continue;
+    if ((plan.needsCheck || o.allow) && !admits(f, json, o, plan.residual)) continue;
     hits.push({ time: k.time, serial: k.serial, json });
     if (hits.length === limit) cutTime = k.time;
   }
@@ -176,7 +185,7 @@ export async function countQuery(
       if (k.serial > o.hwm || seen.has(k.serial) || o.hidden?.(k.serial)) continue;
       if (plan.needsCheck || o.allow) {
         const json = load(s, k.serial);
-        if (json === undefined || !admits(f, json, o, plan.needsCheck)) continue;
+        if (json === undefined || !admits(f, json, o, plan.residual)) continue;
       }
       seen.add(k.serial);
     }

@@ -20,6 +20,8 @@ export type BinDb = Database<Buffer, Buffer>;
 export interface Store {
   env: RootDatabase;
   events: BinDb;
+  /** the same `events` database read as text: one UTF-8 decode, no intermediate Buffer */
+  eventsText: Database<string, Buffer>;
   ids: BinDb;
   pubkey: BinDb;
   kind: BinDb;
@@ -65,6 +67,10 @@ export function openStore(path: string): Store {
   return {
     env,
     events,
+    eventsText: env.openDB({ name: "events", keyEncoding: "binary", encoding: "string" }) as Database<
+      string,
+      Buffer
+    >,
     ids: db("ids"),
     pubkey: db("pubkey"),
     kind: db("kind"),
@@ -109,8 +115,7 @@ export function indexEntries(s: Store, e: NostrEvent, serial: number): [BinDb, B
 
 /** The stored JSON of an event by serial, or undefined. */
 export function readEvent(s: Store, serial: number): string | undefined {
-  const v = s.events.getBinary(serialKey(serial));
-  return v ? v.toString("utf8") : undefined;
+  return s.eventsText.get(serialKey(serial));
 }
 
 /** Removes an event and every index entry it owns. Must run inside a write transaction. */
