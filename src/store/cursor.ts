@@ -1,6 +1,6 @@
-// Newest-first merge of many reverse index scans. Each cursor reads its range in growing chunks
-// (so a scan never holds a read transaction across turns), and a binary heap merges the heads
-// by (created_at, serial) descending.
+// Merge of many index scans, newest first (queries) or oldest first (exports and deletes). Each
+// cursor reads its range in growing chunks (so a scan never holds a read transaction across
+// turns), and a binary heap merges the heads by (created_at, serial).
 import { keySerial, keyTime, rangeFor } from "./keys.ts";
 import type { BinDb } from "./store.ts";
 
@@ -18,6 +18,7 @@ class Cursor {
     private start: Buffer,
     private readonly end: Buffer,
     firstChunk: number,
+    private readonly reverse: boolean,
   ) {
     this.chunk = firstChunk;
     this.advance();
@@ -37,37 +38,59 @@ class Cursor {
     this.keys = [];
     this.pos = 0;
     if (this.done) return;
-    for (const k of this.db.getKeys({ start: this.start, end: this.end, reverse: true, limit: this.chunk }))
-      this.keys.push(k as Buffer);
-    if (this.keys.length < this.chunk) this.done = true;
-    else this.start = predecessor(this.keys[this.keys.length - 1]!);
+    const { start, end, reverse, chunk } = this;
+    for (const k of this.db.getKeys({ start, end, reverse, limit: chunk })) this.keys.push(k as Buffer);
+    const last = this.keys[this.keys.length - 1];
+    const next = this.keys.length < chunk || !last ? undefined : step(last, reverse ? -1 : 1);
+    if (next) this.start = next;
+    else this.done = true;
     this.chunk = Math.min(this.chunk * 2, 4096);
   }
 }
 
-/** The key just below k among keys of the same length (start bounds are inclusive). */
-function predecessor(k: Buffer): Buffer {
+/**
+ * The key just below (-1) or above (+1) k among keys of the same length, since start bounds are
+ * inclusive; undefined past the end of the key space.
+ */
+function step(k: Buffer, dir: -1 | 1): Buffer | undefined {
   const p = Buffer.from(k);
+  const edge = dir < 0 ? 0 : 0xff;
   for (let i = p.length - 1; i >= 0; i--) {
-    if (p[i]! > 0) {
-      p[i]!--;
+    if (p[i] !== edge) {
+      p[i]! += dir;
       return p;
     }
-    p[i] = 0xff;
+    p[i] = 0xff - edge;
   }
-  return p;
+  return undefined;
 }
 
-const before = (a: Cursor, b: Cursor): boolean =>
-  a.headTime > b.headTime || (a.headTime === b.headTime && a.headSerial > b.headSerial);
+export type Order = "newest" | "oldest";
 
 export class MergedScan {
   private heap: Cursor[] = [];
+  private readonly before: (a: Cursor, b: Cursor) => boolean;
 
-  constructor(db: BinDb, prefixes: Buffer[], since: number, until: number, firstChunk: number) {
+  constructor(
+    db: BinDb,
+    prefixes: readonly Buffer[],
+    since: number,
+    until: number,
+    firstChunk: number,
+    order: Order = "newest",
+  ) {
+    this.before =
+      order === "newest"
+        ? (a, b) => a.headTime > b.headTime || (a.headTime === b.headTime && a.headSerial > b.headSerial)
+        : (a, b) => a.headTime < b.headTime || (a.headTime === b.headTime && a.headSerial < b.headSerial);
     for (const p of prefixes) {
+      // rangeFor gives reverse bounds (start inclusive, end exclusive); forwards they swap, and
+      // since serials 0 and 2^53-1 are never assigned both admit exactly [since, until].
       const { start, end } = rangeFor(p, since, until);
-      const c = new Cursor(db, start, end, firstChunk);
+      const c =
+        order === "newest"
+          ? new Cursor(db, start, end, firstChunk, true)
+          : new Cursor(db, end, start, firstChunk, false);
       if (c.head) this.push(c);
     }
   }
@@ -95,7 +118,7 @@ export class MergedScan {
     let i = h.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (!before(h[i]!, h[parent]!)) break;
+      if (!this.before(h[i]!, h[parent]!)) break;
       [h[i], h[parent]] = [h[parent]!, h[i]!];
       i = parent;
     }
@@ -107,8 +130,8 @@ export class MergedScan {
       const l = 2 * i + 1;
       const r = l + 1;
       let m = i;
-      if (l < h.length && before(h[l]!, h[m]!)) m = l;
-      if (r < h.length && before(h[r]!, h[m]!)) m = r;
+      if (l < h.length && this.before(h[l]!, h[m]!)) m = l;
+      if (r < h.length && this.before(h[r]!, h[m]!)) m = r;
       if (m === i) return;
       [h[i], h[m]] = [h[m]!, h[i]!];
       i = m;

@@ -8,7 +8,7 @@ import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { searchCount, searchFilter } from "../search/engine.ts";
 import { MergedScan } from "./cursor.ts";
-import { hexBytes, readU64, serialKey } from "./keys.ts";
+import { hexBytes, readU64 } from "./keys.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
 import type { Store } from "./store.ts";
