@@ -14,22 +14,13 @@ import { runQuery } from "../src/store/query.ts";
 import type { BinDb, Store } from "../src/store/store.ts";
 import { openStore } from "../src/store/store.ts";
 import { Writer } from "../src/store/writer.ts";
+import { mulberry32 } from "../test/gen.ts";
 
 const EVENTS = Number(process.argv[2] ?? 50_000);
 const QUERIES = Number(process.argv[3] ?? 2000);
 const BATCH = 10_000;
 const VOCAB = 20_000;
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const rnd = mulberry32(42);
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
 

@@ -18,6 +18,7 @@ import type { Store } from "../src/store/store.ts";
 import { openStore } from "../src/store/store.ts";
 import type { WriteOutcome } from "../src/store/writer.ts";
 import { Writer } from "../src/store/writer.ts";
+import { Gen } from "./gen.ts";
 
 const FIRST_SEED = Number(process.env.FUZZ_SEED ?? 0x5eed);
 const SEEDS = Number(process.env.FUZZ_SEEDS ?? 2);
@@ -25,41 +26,6 @@ const EVENTS = 3000;
 const QUERIES = 300;
 const BASE_TIME = 1_700_000_000;
 const TIME_SPAN = 40;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-class Gen {
-  private readonly next: () => number;
-  constructor(seed: number) {
-    this.next = mulberry32(seed);
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)]!;
-  }
-  some<T>(xs: readonly T[], max: number): T[] {
-    return Array.from({ length: 1 + this.int(max) }, () => this.pick(xs));
-  }
-  hex(chars: number): string {
-    let s = "";
-    for (let i = 0; i < chars; i++) s += "0123456789abcdef"[this.int(16)];
-    return s;
-  }
-}
 
 /** The small vocabularies events and filters draw from, so filters hit. */
 interface Pools {

@@ -2,6 +2,7 @@
 // byte order equal tuple order, and the integer fields must round-trip. A seeded PRNG drives them;
 // set KEYS_SEED to replay another seed.
 import { describe, expect, test } from "bun:test";
+import { Gen as BaseGen } from "../../test/gen.ts";
 import {
   indexKey,
   keySerial,
@@ -21,33 +22,7 @@ import {
 const SEED = Number(process.env.KEYS_SEED ?? 0x6b657973);
 const N = 4000;
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-class Gen {
-  readonly next: () => number;
-  constructor(seed: number) {
-    this.next = mulberry32(seed);
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  pick<T>(xs: readonly T[]): T {
-    return xs[this.int(xs.length)]!;
-  }
-  hex(chars: number): string {
-    let s = "";
-    for (let i = 0; i < chars; i++) s += "0123456789abcdef"[this.int(16)];
-    return s;
-  }
+class Gen extends BaseGen {
   /** Any integer in [0, 2^53-1], biased towards byte and word boundaries. */
   u53(): number {
     switch (this.int(4)) {
