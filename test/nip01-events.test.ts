@@ -159,3 +159,24 @@ describe("durability", () => {
     await second.destroy();
   });
 });
+
+describe("verification backends behind the relay", () => {
+  for (const [backend, threads] of [
+    ["noble", "0"],
+    ["noble", "1"],
+    ["auto", "1"],
+  ] as const) {
+    test(`with verify.backend=${backend} and ${threads} worker thread(s), good events pass and forged ones are refused`, async () => {
+      const r = startTestRelay({ "verify.backend": backend, "verify.threads": threads });
+      const client = await RawClient.connect(r.url);
+      const good = signed(newKey(), { content: backend });
+      const forged = { ...signed(newKey()), sig: good.sig };
+      const tampered = { ...signed(newKey(), { content: "a" }), content: "b" };
+      expect(await client.publish(good)).toEqual(["OK", good.id, true, ""]);
+      expect(String((await client.publish(forged))[3])).toBe("invalid: signature verification failed");
+      expect(String((await client.publish(tampered))[3])).toStartWith("invalid: event id does not match");
+      client.close();
+      await r.destroy();
+    });
+  }
+});
