@@ -114,3 +114,18 @@ describe("the relay process", () => {
     expect(r.stderr.toString()).toContain("configuration error: port (from flag)");
   });
 });
+
+describe("data directories", () => {
+  test("a data path with a dot in its name is a directory, existing or not", async () => {
+    const parent = tempDir();
+    dirs.push(parent);
+    for (const name of ["data.v2", "existing.dir"]) {
+      const dir = join(parent, name);
+      if (name === "existing.dir") (await import("node:fs")).mkdirSync(dir);
+      const { proc } = await spawnRelay(["--port", "0", "--data", dir]);
+      proc.kill("SIGTERM");
+      expect(await proc.exited).toBe(0);
+      expect((await import("node:fs")).statSync(dir).isDirectory()).toBe(true);
+    }
+  });
+});

@@ -18,7 +18,6 @@ export async function run(argv: string[]): Promise<number> {
   const { config: file, ...rest } = flags;
   const config = loadConfig({ file, env: process.env, flags: rest });
   const relay = startRelay(config);
-  console.log(`relay listening on ${relay.url} (data in ${config.data}, ${relay.ctx.verifyPool.reason})`);
   const shutdown = async (signal: string) => {
     console.log(`${signal}: stopping, flushing writes`);
     await relay.stop();
@@ -49,5 +48,7 @@ export async function run(argv: string[]): Promise<number> {
       pending = setTimeout(() => reload(`${file} changed`), 200);
     });
   }
+  // Announce only once the signal handlers are in place, so a supervisor may stop us at once.
+  console.log(`relay listening on ${relay.url} (data in ${config.data}, ${relay.ctx.verifyPool.reason})`);
   return new Promise(() => {}); // runs until a signal
 }

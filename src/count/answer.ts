@@ -50,7 +50,8 @@ async function countWithHll(s: Store, shape: HllShape, o: QueryOptions): Promise
     const json = s.events.getBinaryFast(serialKey(k.serial));
     if (json === undefined || !kinds.has(storedKindOf(json))) continue;
     const pubkey = json.toString("latin1", PUBKEY_AT, PUBKEY_AT + 64);
-    if (o.allow && !o.allow(json.toString("utf8"))) continue;
+    // getBinaryFast hands out a view of a shared buffer: decode its own bytes only.
+    if (o.allow && !o.allow(json.toString("utf8", 0, json.length))) continue;
     hll.add(pubkey);
     count++;
   }

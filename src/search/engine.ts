@@ -9,9 +9,10 @@ import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
-import { keySerial, keyTime, serialKey } from "../store/keys.ts";
+import { keySerial, keyTime } from "../store/keys.ts";
 import type { QueryOptions } from "../store/query.ts";
 import type { Store } from "../store/store.ts";
+import { readEvent } from "../store/store.ts";
 import { idf, K1, termScore } from "./bm25.ts";
 import { eventLanguages } from "./fields.ts";
 import type { SearchIndex } from "./indexer.ts";
@@ -144,10 +145,7 @@ async function candidates(
 const byRank = (a: Candidate, b: Candidate): number =>
   b.score - a.score || b.time - a.time || b.serial - a.serial;
 
-function load(s: Store, serial: number): string | undefined {
-  const v = s.events.getBinary(serialKey(serial));
-  return v ? v.toString("utf8") : undefined;
-}
+const load = readEvent;
 
 /** The reader may see the event and it passes the filter's other conditions. */
 function admits(p: Prepared, json: string, o: QueryOptions): boolean {

@@ -59,7 +59,9 @@ export function flushIndexers(s: Store): void {
 }
 
 export function openStore(path: string): Store {
-  const env = open({ path, maxDbs: 32, compression: false });
+  // noSubdir: false, or lmdb-js takes a path with a dot in its last part (tmp.XYZ, data.v2) for
+  // a file name and fails on an existing directory or creates a file instead of a directory.
+  const env = open({ path, maxDbs: 32, compression: false, noSubdir: false });
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
   const events = db("events");
   let lastSerial = 0;
