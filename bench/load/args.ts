@@ -2,7 +2,7 @@
 // (50k events) against --url, a quick one (~5k) with --quick and for the in-process default run.
 import { parseArgs } from "node:util";
 
-export const PHASES = ["ingest", "query", "live"] as const;
+export const PHASES = ["ingest", "query", "count", "search", "live"] as const;
 export type Phase = (typeof PHASES)[number];
 
 export interface BenchArgs {
@@ -15,6 +15,8 @@ export interface BenchArgs {
   window: number;
   queries: number;
   inflight: number;
+  counts: number;
+  searches: number;
   subscribers: number;
   liveEvents: number;
   liveRate: number;
@@ -37,12 +39,15 @@ export const USAGE = `usage: bun bench/run.ts [options]
   --connections C     publishing and querying connections (default 8)
   --window W          EVENTs in flight per publishing connection (default 64)
   --queries N         REQs in the query mix (default 4000 full, 800 quick)
-  --inflight N        REQs in flight per query connection (default 1)
+  --inflight N        REQs/COUNTs in flight per query, count and search connection (default 1)
+  --counts N          COUNTs in the count phase (default 4000 full, 800 quick)
+  --searches N        NIP-50 search REQs in the search phase (default 2000 full, 400 quick)
   --subscribers S     live subscriber connections (default 200)
   --live-events N     events published in the live phase (default 1000 full, 300 quick)
   --live-rate R       live events per second (default 200)
-  --phases LIST       comma list of ingest,query,live (default all)
-  --pid PID           read the relay's RSS from /proc/PID/status
+  --phases LIST       comma list of ingest,query,count,search,live (default all; run in that order;
+                      count and search only against a loopback --url)
+  --pid PID           read the relay's RSS, PSS and CPU time from /proc/PID
   --json FILE         also write the results as JSON
   --timeout S         per-phase time limit in seconds (default 600)
   --skip-micro        no micro-benchmarks      --micro-only   only micro-benchmarks
@@ -54,6 +59,16 @@ const int = (v: string | undefined, name: string, min = 0): number | undefined =
   if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer ≥ ${min}, got ${v}`);
   return n;
 };
+
+function isLoopback(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname;
+  } catch {
+    throw new Error(`--url ${url} is not a URL`);
+  }
+  return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
 
 export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
   const { values: v } = parseArgs({
@@ -70,6 +85,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
       window: { type: "string" },
       queries: { type: "string" },
       inflight: { type: "string" },
+      counts: { type: "string" },
+      searches: { type: "string" },
       subscribers: { type: "string" },
       "live-events": { type: "string" },
       "live-rate": { type: "string" },
@@ -91,6 +108,10 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
   const phases = (v.phases ?? PHASES.join(",")).split(",").filter((p) => p !== "");
   for (const p of phases)
     if (!(PHASES as readonly string[]).includes(p)) throw new Error(`unknown phase ${p}`);
+  if (v.url !== undefined && !isLoopback(v.url) && phases.some((p) => p === "count" || p === "search"))
+    throw new Error(
+      "the count and search phases run against a loopback --url only (127.0.0.1, ::1, localhost)",
+    );
   return {
     url: v.url,
     events,
@@ -100,6 +121,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
     window: int(v.window, "window", 1) ?? 64,
     queries: int(v.queries, "queries") ?? (quick ? 800 : 4000),
     inflight: int(v.inflight, "inflight", 1) ?? 1,
+    counts: int(v.counts, "counts") ?? (quick ? 800 : 4000),
+    searches: int(v.searches, "searches") ?? (quick ? 400 : 2000),
     subscribers: int(v.subscribers, "subscribers") ?? 200,
     liveEvents: int(v["live-events"], "live-events") ?? (quick ? 300 : 1000),
     liveRate: int(v["live-rate"], "live-rate", 1) ?? 200,

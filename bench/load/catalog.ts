@@ -1,5 +1,6 @@
-// What the query and live phases aim at (authors and follows, hot threads, hashtags, stable ids),
-// derived from the dataset, and a wire-filter matcher kept apart from src/ to judge any relay.
+// What the query, count, search and live phases aim at (authors and follows, hot threads, hashtags,
+// stable ids, note words), derived from the dataset, and a wire-filter matcher kept apart from src/
+// to judge any relay.
 import type { Dataset, WireEvent } from "./dataset.ts";
 
 export interface WireFilter {
@@ -9,6 +10,7 @@ export interface WireFilter {
   since?: number;
   until?: number;
   limit?: number;
+  search?: string;
   [tag: `#${string}`]: string[];
 }
 
@@ -22,6 +24,8 @@ export interface Catalog {
   hashtags: string[];
   /** ids of kind-1 events, which are never replaced, so an id lookup always has an answer */
   noteIds: string[];
+  /** contents of those kind-1 events, where the search phase takes its words */
+  noteTexts: string[];
   minTime: number;
   maxTime: number;
 }
@@ -35,12 +39,16 @@ export function buildCatalog(d: Dataset): Catalog {
   const refs = new Map<string, number>();
   const tags = new Map<string, number>();
   const noteIds: string[] = [];
+  const noteTexts: string[] = [];
   let minTime = Number.MAX_SAFE_INTEGER;
   let maxTime = 0;
   for (const e of d.list) {
     minTime = Math.min(minTime, e.created_at);
     maxTime = Math.max(maxTime, e.created_at);
-    if (e.kind === 1) noteIds.push(e.id);
+    if (e.kind === 1) {
+      noteIds.push(e.id);
+      noteTexts.push(e.content);
+    }
     if (e.kind === 3) {
       const cur = follows.get(e.pubkey);
       if (!cur || cur.at <= e.created_at)
@@ -58,12 +66,13 @@ export function buildCatalog(d: Dataset): Catalog {
     roots: refs.size > 0 ? byCount(refs) : d.list.map((e) => e.id),
     hashtags: byCount(tags),
     noteIds,
+    noteTexts,
     minTime,
     maxTime,
   };
 }
 
-/** NIP-01 matching of one wire filter (limit ignored). */
+/** NIP-01 matching of one wire filter (limit ignored; no `search`: the live phase sends none). */
 export function matchWire(f: WireFilter, e: WireEvent): boolean {
   if (f.ids && !f.ids.includes(e.id)) return false;
   if (f.authors && !f.authors.includes(e.pubkey)) return false;

@@ -6,6 +6,8 @@ export interface Handlers {
   /** `id` is the event id (read without parsing when the event JSON starts with "id") */
   event?(subId: string, id: string): void;
   eose?(subId: string): void;
+  /** NIP-45 answer; `hll` is the 512-hex register string when the relay sent one */
+  count?(subId: string, count: number, hll: string | undefined): void;
   closed?(subId: string, message: string): void;
   notice?(message: string): void;
 }
@@ -84,6 +86,11 @@ export class Client {
       case "EOSE":
         h.eose?.(m[1] as string);
         return;
+      case "COUNT": {
+        const a = (m[2] ?? {}) as { count?: unknown; hll?: unknown };
+        h.count?.(m[1] as string, Number(a.count), typeof a.hll === "string" ? a.hll : undefined);
+        return;
+      }
       case "CLOSED":
         h.closed?.(m[1] as string, String(m[2] ?? ""));
         return;

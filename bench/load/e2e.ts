@@ -2,6 +2,8 @@
 // memory readings between phases. Knows nothing about how the relay was started.
 import type { BenchArgs } from "./args.ts";
 import { buildCatalog } from "./catalog.ts";
+import type { CountResult } from "./count.ts";
+import { buildCounts, runCounts } from "./count.ts";
 import { loadDataset } from "./dataset.ts";
 import type { IngestResult } from "./ingest.ts";
 import { runIngest } from "./ingest.ts";
@@ -11,12 +13,16 @@ import type { QueryResult } from "./query.ts";
 import { buildQueries, runQueries } from "./query.ts";
 import type { MemReading } from "./rss.ts";
 import { MemSampler } from "./rss.ts";
+import type { SearchResult } from "./search.ts";
+import { buildSearches, runSearches } from "./search.ts";
 
 export interface E2EResult {
   url: string;
   dataset: { events: number; authors: number; seed: number; signedBytes: number };
   ingest?: IngestResult;
   query?: QueryResult;
+  count?: CountResult;
+  search?: SearchResult;
   live?: LiveResult;
   memory: { source: string; marks: Record<string, MemReading> };
 }
@@ -44,6 +50,7 @@ export async function runE2E(
       marks: {},
     },
   };
+  const pool = { connections: a.connections, inflight: a.inflight, timeoutMs: a.timeoutMs };
   mem.start();
   mem.mark("start");
   try {
@@ -58,13 +65,20 @@ export async function runE2E(
     }
     if (a.phases.includes("query")) {
       log(`query: ${a.queries} REQs over ${a.connections} connections, ${a.inflight} in flight each`);
-      const specs = buildQueries(catalog, a.queries, a.seed);
-      out.query = await runQueries(url, specs, {
-        connections: a.connections,
-        inflight: a.inflight,
-        timeoutMs: a.timeoutMs,
-      });
+      out.query = await runQueries(url, buildQueries(catalog, a.queries, a.seed), pool);
       mem.mark("after query");
+    }
+    if (a.phases.includes("count")) {
+      log(`count: ${a.counts} COUNTs over ${a.connections} connections, ${a.inflight} in flight each`);
+      out.count = await runCounts(url, buildCounts(catalog, a.counts, a.seed), pool);
+      mem.mark("after count");
+    }
+    if (a.phases.includes("search")) {
+      log(
+        `search: ${a.searches} search REQs over ${a.connections} connections, ${a.inflight} in flight each`,
+      );
+      out.search = await runSearches(url, buildSearches(catalog, a.searches, a.seed), pool);
+      mem.mark("after search");
     }
     if (a.phases.includes("live")) {
       log(`live: ${a.subscribers} subscribers, ${a.liveEvents} events at ${a.liveRate}/s`);

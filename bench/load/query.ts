@@ -1,11 +1,10 @@
 // Query phase: a seeded mix of the REQs clients really send, run over several connections at once;
-// each REQ is timed from send to EOSE and then CLOSEd.
+// each REQ is timed from send to EOSE and then CLOSEd. The filter shapes are reused by COUNT.
 import type { Catalog, WireFilter } from "./catalog.ts";
-import type { Client } from "./client.ts";
-import { closeAll, connectMany, signal, within } from "./client.ts";
+import type { PoolOptions } from "./pool.ts";
+import { reqWire, runPool } from "./pool.ts";
 import { Rng } from "./prng.ts";
 import type { Summary } from "./stats.ts";
-import { round, Samples } from "./stats.ts";
 
 export const QUERY_TYPES = [
   "author",
@@ -24,7 +23,7 @@ export interface QuerySpec {
   filters: WireFilter[];
 }
 
-function filtersFor(type: QueryType, c: Catalog, rng: Rng): WireFilter[] {
+export function filtersFor(type: QueryType, c: Catalog, rng: Rng): WireFilter[] {
   const author = rng.zipf(c.authors);
   switch (type) {
     case "author":
@@ -85,82 +84,26 @@ export interface QueryResult {
   timedOut: boolean;
 }
 
-export interface QueryOptions {
-  connections: number;
-  inflight: number;
-  timeoutMs: number;
-}
-
 export async function runQueries(
   url: string,
   specs: readonly QuerySpec[],
-  o: QueryOptions,
+  o: PoolOptions,
 ): Promise<QueryResult> {
-  const clients = await connectMany(url, o.connections);
-  const all = new Samples();
-  const perType = new Map(QUERY_TYPES.map((t) => [t, { s: new Samples(), events: 0 }]));
-  let next = 0;
-  let completed = 0;
-  let failed = 0;
-  let events = 0;
-  const done = signal();
-  const started = performance.now();
-
-  clients.forEach((c: Client) => {
-    const open = new Map<string, { spec: QuerySpec; t0: number; events: number }>();
-    const issue = () => {
-      if (next >= specs.length) return;
-      const spec = specs[next]!;
-      const subId = `q${next++}`;
-      open.set(subId, { spec, t0: performance.now(), events: 0 });
-      c.req(subId, spec.filters);
-    };
-    const finish = (subId: string, ok: boolean) => {
-      const q = open.get(subId);
-      if (!q) return;
-      open.delete(subId);
-      if (ok) {
-        const ms = performance.now() - q.t0;
-        all.add(ms);
-        const t = perType.get(q.spec.type)!;
-        t.s.add(ms);
-        t.events += q.events;
-        events += q.events;
-        completed++;
-        c.send(JSON.stringify(["CLOSE", subId]));
-      } else failed++;
-      if (completed + failed === specs.length) done.fire();
-      issue();
-    };
-    c.handlers.event = (subId) => {
-      const q = open.get(subId);
-      if (q) q.events++;
-    };
-    c.handlers.eose = (subId) => finish(subId, true);
-    c.handlers.closed = (subId) => finish(subId, false);
-    for (let i = 0; i < o.inflight; i++) issue();
-  });
-  const finished = specs.length === 0 || (await within(done.promise, o.timeoutMs));
-  const seconds = (performance.now() - started) / 1000;
-  closeAll(clients);
+  const jobs = specs.map((q) => ({
+    type: q.type,
+    frame: (id: string) => JSON.stringify(["REQ", id, ...q.filters]),
+  }));
+  const r = await runPool(url, jobs, QUERY_TYPES, o, reqWire);
   return {
     connections: o.connections,
     inflightPerConnection: o.inflight,
-    completed,
-    failed,
-    seconds: round(seconds),
-    reqPerSec: round(completed / seconds, 1),
-    eventsPerSec: round(events / seconds, 1),
-    eoseMs: all.summary(),
-    byType: QUERY_TYPES.map((type) => {
-      const t = perType.get(type)!;
-      return {
-        type,
-        reqs: t.s.count,
-        eoseMs: t.s.summary(),
-        meanEvents: round(t.events / Math.max(1, t.s.count), 1),
-      };
-    }),
-    timedOut: !finished,
+    completed: r.completed,
+    failed: r.failed,
+    seconds: r.seconds,
+    reqPerSec: r.perSec,
+    eventsPerSec: r.resultsPerSec,
+    eoseMs: r.ms,
+    byType: r.byType.map((t) => ({ type: t.type, reqs: t.done, eoseMs: t.ms, meanEvents: t.meanResults })),
+    timedOut: r.timedOut,
   };
 }

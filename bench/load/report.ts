@@ -3,7 +3,7 @@
 import { cpus, totalmem } from "node:os";
 import type { E2EResult } from "./e2e.ts";
 import type { MemReading } from "./rss.ts";
-import { fmtRate, table } from "./stats.ts";
+import { fmtRate, round, table } from "./stats.ts";
 
 export function machine(): Record<string, string | number> {
   return {
@@ -66,6 +66,48 @@ export function e2eTables(r: E2EResult): string {
     rows.push(["all", q.completed, "", q.eoseMs.p50, q.eoseMs.p99, q.eoseMs.max]);
     out.push(table(["query", "REQs", "events/REQ", "EOSE p50 ms", "EOSE p99 ms", "max ms"], rows));
   }
+  const n = r.count;
+  if (n) {
+    out.push("", `### COUNT (${n.connections} connections × ${n.inflightPerConnection} in flight)`, "");
+    out.push(
+      `${n.completed} COUNTs answered in ${n.seconds} s: **${fmtRate(n.countPerSec)} COUNT/s**, ${n.withHll} with \`hll\`` +
+        `${n.failed ? `, ${n.failed} CLOSED` : ""}${n.timedOut ? " (timed out)" : ""}`,
+      "",
+    );
+    const rows: (string | number)[][] = n.byType.map((t) => [
+      t.type,
+      t.counts,
+      t.meanCount,
+      t.withHll,
+      t.ms.p50,
+      t.ms.p99,
+      t.ms.max,
+    ]);
+    rows.push(["all", n.completed, "", n.withHll, n.ms.p50, n.ms.p99, n.ms.max]);
+    out.push(table(["count", "COUNTs", "mean count", "with hll", "p50 ms", "p99 ms", "max ms"], rows));
+  }
+  const s = r.search;
+  if (s) {
+    out.push("", `### Search (${s.connections} connections × ${s.inflightPerConnection} in flight)`, "");
+    out.push(
+      table(
+        ["metric", "value"],
+        [
+          [
+            "search REQs to EOSE",
+            `${s.completed}${s.failed ? ` (${s.failed} CLOSED)` : ""}${s.timedOut ? " (timed out)" : ""}`,
+          ],
+          ["wall time (s)", s.seconds],
+          ["REQ/s", fmtRate(s.reqPerSec)],
+          [
+            "EOSE p50 / p90 / p99 / max (ms)",
+            `${s.eoseMs.p50} / ${s.eoseMs.p90} / ${s.eoseMs.p99} / ${s.eoseMs.max}`,
+          ],
+          [`mean results (limit ${s.limit})`, s.meanResults],
+        ],
+      ),
+    );
+  }
   const l = r.live;
   if (l) {
     out.push(
@@ -94,16 +136,32 @@ export function e2eTables(r: E2EResult): string {
   }
   const marks = Object.entries(r.memory.marks);
   if (marks.length > 0) {
-    out.push("", `### Memory (${r.memory.source})`, "");
+    out.push("", `### Memory and CPU (${r.memory.source})`, "");
     // From /proc also the anonymous/file split and PSS: LMDB's map is file pages, counted in RSS
-    // once per overlapping map, so PSS is the number to compare between relays.
+    // once per overlapping map, so PSS is the number to compare between relays. CPU columns are
+    // the seconds used since the previous mark (the phase that ended there).
     const proc = marks.some(([, m]) => m.anonMB !== undefined);
-    const head = ["when", "RSS MB", "peak RSS MB", ...(proc ? ["PSS MB", "anon MB", "file MB"] : [])];
-    const row = ([k, m]: [string, MemReading]) => [
+    const cpu = marks.some(([, m]) => m.relayCpuS !== undefined);
+    const head = [
+      "when",
+      "RSS MB",
+      "peak RSS MB",
+      ...(proc ? ["PSS MB", "anon MB", "file MB"] : []),
+      ...(cpu ? ["relay CPU s", "load tool CPU s"] : []),
+    ];
+    const delta = (now: number | undefined, before: number | undefined) =>
+      now === undefined || before === undefined ? "" : round(now - before, 1);
+    const row = ([k, m]: [string, MemReading], i: number) => [
       k,
       m.rssMB,
       m.peakMB,
       ...(proc ? [m.pssMB ?? "", m.anonMB ?? "", m.fileMB ?? ""] : []),
+      ...(cpu
+        ? [
+            i === 0 ? "" : delta(m.relayCpuS, marks[i - 1]![1].relayCpuS),
+            i === 0 ? "" : delta(m.toolCpuS, marks[i - 1]![1].toolCpuS),
+          ]
+        : []),
     ];
     out.push(table(head, marks.map(row)));
   }

@@ -1,5 +1,7 @@
 // The relay's resident memory: VmRSS/VmHWM of --pid from /proc, or this process's RSS when the
-// relay runs in-process (then the figure includes the load generator and the dataset too).
+// relay runs in-process (then the figure includes the load generator and the dataset too). Also
+// the CPU time used so far by the relay (/proc/PID/stat) and by this load tool, since both share
+// the machine's cores.
 import { readFileSync } from "node:fs";
 
 export interface MemReading {
@@ -12,9 +14,30 @@ export interface MemReading {
   /** /proc only: proportional set size; lmdb-js keeps several overlapping maps of data.mdb as
    * it grows, and RSS counts a page once per map, so PSS is the truer figure for the relay */
   pssMB?: number;
+  /** CPU seconds (user + system) used so far by the relay (/proc only) and by this process */
+  relayCpuS?: number;
+  toolCpuS?: number;
 }
 
 const MB = 1024 * 1024;
+/** USER_HZ: the unit of utime/stime in /proc/PID/stat, 100 on every Linux port */
+const TICKS = 100;
+
+function cpuOf(pid: number): number | undefined {
+  try {
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12])) / TICKS;
+  } catch {
+    return undefined;
+  }
+}
+
+const toolCpu = (): number => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
 
 function fromProc(pid: number): MemReading | undefined {
   try {
@@ -29,7 +52,14 @@ function fromProc(pid: number): MemReading | undefined {
     } catch {
       // Older kernels have no smaps_rollup; RSS alone will do.
     }
-    return { rssMB: mb("VmRSS"), peakMB: mb("VmHWM"), anonMB: mb("RssAnon"), fileMB: mb("RssFile"), pssMB };
+    return {
+      rssMB: mb("VmRSS"),
+      peakMB: mb("VmHWM"),
+      anonMB: mb("RssAnon"),
+      fileMB: mb("RssFile"),
+      pssMB,
+      relayCpuS: cpuOf(pid),
+    };
   } catch {
     return undefined;
   }
@@ -68,6 +98,8 @@ export class MemSampler {
     if (r.anonMB !== undefined) m.anonMB = Math.round(r.anonMB);
     if (r.fileMB !== undefined) m.fileMB = Math.round(r.fileMB);
     if (r.pssMB !== undefined) m.pssMB = Math.round(r.pssMB);
+    if (r.relayCpuS !== undefined) m.relayCpuS = r.relayCpuS;
+    m.toolCpuS = Math.round(toolCpu() * 100) / 100;
     this.marks[label] = m;
   }
 }

@@ -1,0 +1,62 @@
+// Search phase (NIP-50): REQs whose `search` is two words taken from one stored kind-1 note (so
+// every query has at least that note as a result), limit 20, run over several connections; each is
+// timed from send to EOSE and then CLOSEd.
+import type { Catalog, WireFilter } from "./catalog.ts";
+import type { PoolOptions } from "./pool.ts";
+import { reqWire, runPool } from "./pool.ts";
+import { Rng } from "./prng.ts";
+import type { Summary } from "./stats.ts";
+
+export const SEARCH_LIMIT = 20;
+
+/** Two distinct whole words of a random note; the last word is skipped, as prose() may cut it. */
+function twoWords(c: Catalog, rng: Rng): string {
+  for (;;) {
+    const words = [...new Set(rng.pick(c.noteTexts).split(" ").slice(0, -1))];
+    if (words.length >= 2) return rng.sample(words, 2).join(" ");
+  }
+}
+
+/** `n` search filters with seeded words. */
+export function buildSearches(c: Catalog, n: number, seed: number): WireFilter[] {
+  if (c.noteTexts.length === 0) return [];
+  const rng = new Rng(seed ^ 0x5ea4);
+  return Array.from({ length: n }, () => ({ search: twoWords(c, rng), limit: SEARCH_LIMIT }));
+}
+
+export interface SearchResult {
+  connections: number;
+  inflightPerConnection: number;
+  limit: number;
+  completed: number;
+  failed: number;
+  seconds: number;
+  reqPerSec: number;
+  eoseMs: Summary;
+  meanResults: number;
+  timedOut: boolean;
+}
+
+export async function runSearches(
+  url: string,
+  filters: readonly WireFilter[],
+  o: PoolOptions,
+): Promise<SearchResult> {
+  const jobs = filters.map((f) => ({
+    type: "search" as const,
+    frame: (id: string) => JSON.stringify(["REQ", id, f]),
+  }));
+  const r = await runPool(url, jobs, ["search"] as const, o, reqWire);
+  return {
+    connections: o.connections,
+    inflightPerConnection: o.inflight,
+    limit: SEARCH_LIMIT,
+    completed: r.completed,
+    failed: r.failed,
+    seconds: r.seconds,
+    reqPerSec: r.perSec,
+    eoseMs: r.ms,
+    meanResults: r.byType[0]!.meanResults,
+    timedOut: r.timedOut,
+  };
+}
