@@ -56,10 +56,20 @@ export function mayRead(ctx: RelayContext, conn: Conn, e: NostrEvent): boolean {
   return e.tags.some((t) => t[0] === "p" && t[1] !== undefined && conn.authed.has(t[1]));
 }
 
-/** The same rule on stored JSON, parsing only events of restricted kinds. */
-export function readRule(ctx: RelayContext, conn: Conn): ((json: string) => boolean) | undefined {
+/**
+ * The same rule on stored JSON, parsing only events of restricted kinds; undefined when no
+ * filter can match a restricted kind (then nothing needs checking, and COUNT need not load
+ * event bodies at all).
+ */
+export function readRule(
+  ctx: RelayContext,
+  conn: Conn,
+  filters: readonly Filter[],
+): ((json: string) => boolean) | undefined {
   const kinds = ctx.config["auth.restrictedKinds"];
   if (kinds.length === 0) return undefined;
+  if (filters.every((f) => f.kinds !== undefined && !f.kinds.some((k) => kinds.includes(k))))
+    return undefined;
   return (json) => !kinds.includes(storedKind(json)) || mayRead(ctx, conn, JSON.parse(json) as NostrEvent);
 }
 

@@ -26,11 +26,17 @@ export function parseFilters(ctx: RelayContext, raws: unknown[]): Filter[] | Rej
   return out;
 }
 
-function queryOptions(ctx: RelayContext, conn: Conn, hwm: number, cancelled: () => boolean): QueryOptions {
+function queryOptions(
+  ctx: RelayContext,
+  conn: Conn,
+  filters: readonly Filter[],
+  hwm: number,
+  cancelled: () => boolean,
+): QueryOptions {
   const c = ctx.config;
   return {
     hidden: ctx.expiration.hidden,
-    allow: readRule(ctx, conn),
+    allow: readRule(ctx, conn, filters),
     hwm,
     defaultLimit: c["limits.defaultLimit"],
     maxLimit: c["limits.maxLimit"],
@@ -76,7 +82,7 @@ export async function handleReq(
   const cancelled = () => sub.cancelled || conn.closed;
   let stored: string[] | undefined;
   const started = performance.now();
-  const opts = queryOptions(ctx, conn, sub.hwm, cancelled);
+  const opts = queryOptions(ctx, conn, filters, sub.hwm, cancelled);
   let firstIndex = "";
   const onPlan = opts.onPlan;
   opts.onPlan = (index) => {
@@ -120,7 +126,7 @@ export async function handleCount(
     const n = await countAnswer(
       ctx.store,
       filters as Filter[],
-      queryOptions(ctx, conn, ctx.writer.visibleSerial, () => conn.closed),
+      queryOptions(ctx, conn, filters as Filter[], ctx.writer.visibleSerial, () => conn.closed),
     );
     if (n !== undefined) conn.send(countFrame(subId, n.count, false, n.hll));
   } catch (e) {
