@@ -28,3 +28,26 @@ export function parseArgs(argv: readonly string[], booleans: readonly string[] =
   }
   return out;
 }
+
+/** A mistake in how a command was called: reported on stderr with the command's usage exit code. */
+export class UsageError extends Error {}
+
+/** Pulls every `--name V` / `--name=V` out of argv: parseArgs keeps only the last of a repeat. */
+export function takeRepeated(argv: string[], name: string): { values: string[]; rest: string[] } {
+  const values: string[] = [];
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === "--") {
+      rest.push(...argv.slice(i));
+      break;
+    }
+    if (a.startsWith(`--${name}=`)) values.push(a.slice(name.length + 3));
+    else if (a === `--${name}`) {
+      const v = argv[++i];
+      if (v === undefined) throw new UsageError(`option --${name} needs a value`);
+      values.push(v);
+    } else rest.push(a);
+  }
+  return { values, rest };
+}

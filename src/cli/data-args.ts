@@ -11,10 +11,10 @@ import { disableSearch, enableSearch } from "../search/setup.ts";
 import { Expiration } from "../store/expiration.ts";
 import { openStore, type Store } from "../store/store.ts";
 import { isReject } from "../wire/reasons.ts";
-import { parseArgs } from "./args.ts";
-
 /** Bad arguments: one line on stderr, exit status 2. */
-export class UsageError extends Error {}
+import { parseArgs, UsageError } from "./args.ts";
+
+export { UsageError };
 /** The data or a file could not be read or written: one line on stderr, exit status 1. */
 export class IoError extends Error {}
 

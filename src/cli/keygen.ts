@@ -4,7 +4,7 @@ import { bytesToHex } from "@noble/hashes/utils.js";
 import { accountFromSeedWords, generateSeedWords, validateWords } from "nostr-tools/nip06";
 import { npubEncode, nsecEncode } from "nostr-tools/nip19";
 import { generateSecretKey, getPublicKey } from "nostr-tools/pure";
-import { parseArgs } from "./args.ts";
+import { parseArgs, UsageError } from "./args.ts";
 
 export const help = `relay keygen [--mnemonic [WORDS]] [--account N] [--passphrase P] [--json]
 
@@ -18,7 +18,6 @@ Prints 'secret', 'pubkey' (both hex), 'nsec', 'npub' and, when used, 'mnemonic',
 'name: value' per line; --json prints the same as one JSON object. Bad input exits with 2.`;
 
 /** Bad input from the user: reported as one line on stderr with exit status 2. */
-class UsageError extends Error {}
 
 interface Keys {
   secret: string;

@@ -3,7 +3,7 @@
 import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { bech32 } from "@scure/base";
 import * as nip19 from "nostr-tools/nip19";
-import { parseArgs } from "./args.ts";
+import { parseArgs, takeRepeated, UsageError } from "./args.ts";
 
 export const help = `relay nip19 encode <type> ...
 relay nip19 decode <bech32>
@@ -21,7 +21,6 @@ decode prints one JSON object {"type", "data"} with every field of the entity; a
 'nostr:' (NIP-21) is accepted. Bad input exits with status 2.`;
 
 /** Bad input from the user: reported as one line on stderr with exit status 2. */
-class UsageError extends Error {}
 
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder("utf-8", { fatal: true });
@@ -229,24 +228,4 @@ function parse(argv: string[]): ReturnType<typeof parseArgs> {
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-}
-
-/** Pulls every `--name V` / `--name=V` out of argv: parseArgs keeps only the last of a repeat. */
-function takeRepeated(argv: string[], name: string): { values: string[]; rest: string[] } {
-  const values: string[] = [];
-  const rest: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "--") {
-      rest.push(...argv.slice(i));
-      break;
-    }
-    if (a.startsWith(`--${name}=`)) values.push(a.slice(name.length + 3));
-    else if (a === `--${name}`) {
-      const v = argv[++i];
-      if (v === undefined) throw new UsageError(`option --${name} needs a value`);
-      values.push(v);
-    } else rest.push(a);
-  }
-  return { values, rest };
 }

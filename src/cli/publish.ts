@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { hexToBytes } from "@noble/hashes/utils.js";
 import * as nip19 from "nostr-tools/nip19";
 import { finalizeEvent } from "nostr-tools/pure";
-import { parseArgs } from "./args.ts";
+import { parseArgs, takeRepeated } from "./args.ts";
 import { ConnectError, RelaySocket, relayUrl, timeoutMs, UsageError } from "./ws-client.ts";
 
 export const help = `relay publish URL [--kind K] [--content TEXT] [--tag name,value,...]... [--nsec-file F]
@@ -210,24 +210,4 @@ async function publish(o: Options): Promise<number> {
   } finally {
     sock.close();
   }
-}
-
-/** Pulls every `--name V` / `--name=V` out of argv: parseArgs keeps only the last of a repeat. */
-function takeRepeated(argv: string[], name: string): { values: string[]; rest: string[] } {
-  const values: string[] = [];
-  const rest: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === "--") {
-      rest.push(...argv.slice(i));
-      break;
-    }
-    if (a.startsWith(`--${name}=`)) values.push(a.slice(name.length + 3));
-    else if (a === `--${name}`) {
-      const v = argv[++i];
-      if (v === undefined) throw new UsageError(`option --${name} needs a value`);
-      values.push(v);
-    } else rest.push(a);
-  }
-  return { values, rest };
 }

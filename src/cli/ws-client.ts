@@ -2,7 +2,9 @@
 // frame at a time against a deadline, and plain-words explanations of why a connection failed.
 
 /** Bad input from the user: the command prints it as one line on stderr and exits with its usage code. */
-export class UsageError extends Error {}
+import { UsageError } from "./args.ts";
+
+export { UsageError };
 
 /** A failed connection, with the system or TLS error code when the runtime gives one. */
 export class ConnectError extends Error {
