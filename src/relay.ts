@@ -13,6 +13,7 @@ import { RateLimiter } from "./ingest/ratelimit.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
 import { disableSearch, enableSearch } from "./search/setup.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
+import { startMetricsServer } from "./server/metrics.ts";
 import { startServer } from "./server/server.ts";
 import { Expiration } from "./store/expiration.ts";
 import { openStore } from "./store/store.ts";
@@ -77,6 +78,7 @@ export function startRelay(config: Config): Relay {
       : undefined,
   };
   const server = startServer(ctx);
+  const metricsServer = startMetricsServer(ctx);
   const conns = ctx.conns;
   const port = server.port ?? config.port;
   isOwnUrl = ownUrlCheck(config.host, port, () => ctx.config.publicUrl);
@@ -98,6 +100,7 @@ export function startRelay(config: Config): Relay {
         for (const t of timers) clearInterval(t);
         ctx.plugin?.close();
         server.stop(false);
+        metricsServer?.stop(true);
         for (const conn of conns) conn.ws.close(1001, "relay shutting down");
         await verifyPool.close();
         await writer.drain();

@@ -118,3 +118,18 @@ function parsePrometheus(text: string): Map<string, number> {
   }
   return out;
 }
+
+describe("metrics on their own listener", () => {
+  test("with metrics.port set, /metrics moves there and the relay port no longer serves it", async () => {
+    const probe = Bun.serve({ port: 0, fetch: () => new Response() });
+    const port = probe.port;
+    probe.stop(true);
+    const r = startTestRelay({ "metrics.port": String(port) });
+    const relayHttp = r.url.replace("ws://", "http://");
+    expect((await fetch(`${relayHttp}/metrics`)).status).toBe(404);
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain("relay_connections ");
+    await r.destroy();
+  });
+});

@@ -121,6 +121,15 @@ export const SCHEMA = {
   "search.enabled": b(true, "NIP-50 search: keep the token index and answer `search` filters", false),
   "metrics.enabled": b(true, "serve Prometheus metrics over HTTP", true),
   "metrics.path": s("/metrics", "path of the metrics endpoint", true),
+  "metrics.port": i(
+    0,
+    "serve metrics on their own listener at this port instead of the relay's (0 = same port)",
+    false,
+    {
+      max: 65535,
+    },
+  ),
+  "metrics.host": s("127.0.0.1", "address of the separate metrics listener (with metrics.port)", false),
   "nip05.names": {
     type: "table",
     default: {} as Record<string, string>,

@@ -48,7 +48,7 @@ export function handleHttp(req: Request, ctx: RelayContext): Response {
   }
   if (url.pathname === "/.well-known/nostr.json")
     return reply(JSON.stringify(nip05Document(c, url.searchParams.get("name"))), "application/json");
-  if (c["metrics.enabled"] && url.pathname === c["metrics.path"])
+  if (c["metrics.enabled"] && c["metrics.port"] === 0 && url.pathname === c["metrics.path"])
     return reply(renderMetrics(ctx), "text/plain; version=0.0.4; charset=utf-8");
   return new Response("not found\n", { status: 404, headers: cors });
 }

@@ -24,6 +24,24 @@ class Exposition {
 const byLabel = (rec: Record<string, number>, label: string): [Labels, number][] =>
   Object.entries(rec).map(([k, v]) => [{ [label]: k }, v]);
 
+/** A listener of its own for /metrics (metrics.port), e.g. on a private address. */
+export function startMetricsServer(ctx: RelayContext): ReturnType<typeof Bun.serve> | undefined {
+  const c = ctx.config;
+  if (!c["metrics.enabled"] || c["metrics.port"] === 0) return undefined;
+  return Bun.serve({
+    hostname: c["metrics.host"],
+    port: c["metrics.port"],
+    fetch(req) {
+      const ok = ctx.config["metrics.enabled"] && new URL(req.url).pathname === ctx.config["metrics.path"];
+      return ok
+        ? new Response(renderMetrics(ctx), {
+            headers: { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" },
+          })
+        : new Response("not found\n", { status: 404 });
+    },
+  });
+}
+
 export function renderMetrics(ctx: RelayContext): string {
   const x = new Exposition();
   const c = ctx.counters;
