@@ -11,11 +11,10 @@ import { newCounters } from "./ingest/context.ts";
 import { PolicyPlugin } from "./ingest/plugin.ts";
 import { RateLimiter } from "./ingest/ratelimit.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
-import { disableSearch, enableSearch } from "./search/setup.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
 import { startMetricsServer } from "./server/metrics.ts";
 import { startServer } from "./server/server.ts";
-import { Expiration } from "./store/expiration.ts";
+import { registerIndexers } from "./store/indexers.ts";
 import { openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
 import { createVerifyPool } from "./verify/pool.ts";
@@ -41,10 +40,7 @@ export function startRelay(config: Config): Relay {
     batchSize: config["verify.batchSize"],
   });
   const store = openStore(config.data);
-  const expiration = new Expiration(store);
-  store.indexers.push(expiration);
-  if (config["search.enabled"]) enableSearch(store);
-  else disableSearch(store);
+  const expiration = registerIndexers(store, config);
   const live = new LiveIndex<Subscription>();
   // The listening port is known only once the server is up (port 0 picks one).
   let isOwnUrl: (url: string) => boolean = () => false;

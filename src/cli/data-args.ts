@@ -7,12 +7,11 @@ import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { parseFilter } from "../nostr/filter.ts";
-import { disableSearch, enableSearch } from "../search/setup.ts";
-import { Expiration } from "../store/expiration.ts";
+import { registerIndexers } from "../store/indexers.ts";
 import { openStore, type Store } from "../store/store.ts";
 import { isReject } from "../wire/reasons.ts";
 /** Bad arguments: one line on stderr, exit status 2. */
-import { parseArgs, UsageError } from "./args.ts";
+import { parseArgs, stdoutDrained, UsageError } from "./args.ts";
 
 export { UsageError };
 /** The data or a file could not be read or written: one line on stderr, exit status 1. */
@@ -96,9 +95,7 @@ export function openExisting(dir: string): Store {
  */
 export function openForWrite(config: Config, mustExist: boolean): Store {
   const store = mustExist ? openExisting(config.data) : openOrCreate(config.data);
-  store.indexers.push(new Expiration(store));
-  if (config["search.enabled"]) enableSearch(store, (line) => console.error(line));
-  else disableSearch(store);
+  registerIndexers(store, config, (line) => console.error(line));
   return store;
 }
 
@@ -193,16 +190,7 @@ export class StdoutSink {
     this.parts = [];
     this.size = 0;
     const more = process.stdout.write(chunk);
-    if (!more && !this.closed)
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          process.stdout.off("drain", done);
-          process.stdout.off("close", done);
-          resolve();
-        };
-        process.stdout.on("drain", done);
-        process.stdout.on("close", done);
-      });
+    if (!more && !this.closed) await stdoutDrained();
     this.check();
   }
 
