@@ -51,3 +51,16 @@ export function takeRepeated(argv: string[], name: string): { values: string[]; 
   }
   return { values, rest };
 }
+
+/** Resolves once stdout drains (or closes): how writers wait on a full pipe so nothing is lost. */
+export function stdoutDrained(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      process.stdout.off("drain", done);
+      process.stdout.off("close", done);
+      resolve();
+    };
+    process.stdout.on("drain", done);
+    process.stdout.on("close", done);
+  });
+}

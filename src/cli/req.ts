@@ -1,6 +1,6 @@
 // `relay req`: one REQ to any relay, the events it answers printed as JSONL (the format `relay
 // import` reads), for checking what a relay holds or watching what it receives.
-import { parseArgs } from "./args.ts";
+import { parseArgs, stdoutDrained } from "./args.ts";
 import { ConnectError, RelaySocket, relayUrl, timeoutMs, UsageError } from "./ws-client.ts";
 
 export const help = `relay req URL FILTER... [--timeout S] [--stream]
@@ -145,14 +145,5 @@ async function req(o: Options): Promise<number> {
 
 /** Writes to stdout, waiting when a pipe is full so a slow reader gets every event. */
 async function write(text: string): Promise<void> {
-  if (process.stdout.write(text)) return;
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      process.stdout.off("drain", done);
-      process.stdout.off("close", done);
-      resolve();
-    };
-    process.stdout.on("drain", done);
-    process.stdout.on("close", done);
-  });
+  if (!process.stdout.write(text)) await stdoutDrained();
 }
