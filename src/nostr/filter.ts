@@ -106,9 +106,6 @@ export function hasTag(e: NostrEvent, letter: string, values: readonly string[])
   return false;
 }
 
-export const matchAny = (filters: readonly Filter[], e: NostrEvent): boolean =>
-  filters.some((f) => matchFilter(f, e));
-
 /** Newest first; equal created_at ordered by id ascending (NIP-01). */
 export const newestFirst = (
   a: { created_at: number; id: string },

@@ -2,6 +2,7 @@
 // vanish, and the tombstones that keep removed events from coming back. Called by the writer;
 // every removal takes all index entries with it in the same transaction.
 import type { NostrEvent } from "../nostr/event.ts";
+import { firstTagValue } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { blocked } from "../wire/reasons.ts";
@@ -54,15 +55,9 @@ export function removeBySerial(s: Store, serial: number): NostrEvent | undefined
   return e;
 }
 
+/** The replaceable key of a replaceable or addressable event (NIP-01: the first `d` tag). */
 export function addressOf(e: NostrEvent): Buffer {
-  let d = "";
-  if (isAddressable(e.kind))
-    for (const t of e.tags)
-      if (t[0] === "d") {
-        d = t[1] ?? "";
-        break;
-      }
-  return replaceableKey(e.pubkey, e.kind, d);
+  return replaceableKey(e.pubkey, e.kind, isAddressable(e.kind) ? (firstTagValue(e, "d") ?? "") : "");
 }
 
 /** NIP-09: applies a stored kind 5 request. Deleting a deletion request does nothing. */
