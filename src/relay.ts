@@ -97,7 +97,7 @@ export function startRelay(config: Config): Relay {
         ctx.plugin?.close();
         server.stop(false);
         metricsServer?.stop(true);
-        for (const conn of conns) conn.ws.close(1001, "relay shutting down");
+        for (const conn of conns) conn.close(1001, "relay shutting down");
         await verifyPool.close();
         await writer.drain();
         await store.env.close();

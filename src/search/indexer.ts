@@ -7,7 +7,7 @@
 // twice (a rebuild overlapping live writes, or an index created after the events).
 import type { NostrEvent } from "../nostr/event.ts";
 import type { BinDb, Indexer, Store } from "../store/store.ts";
-import { openDb } from "../store/store.ts";
+import { openDb, putIndex } from "../store/store.ts";
 import { eventTokens } from "./fields.ts";
 import {
   postingKey,
@@ -36,6 +36,16 @@ export function analyze(e: NostrEvent): Doc | undefined {
   return { terms, length: tokens.length };
 }
 
+interface Prepared {
+  doc: Doc;
+  prefixes: Buffer[];
+}
+
+function prepareDoc(e: NostrEvent): Prepared | null {
+  const doc = analyze(e);
+  return doc ? { doc, prefixes: [...doc.terms.keys()].map(tokenPrefix) } : null;
+}
+
 export class SearchIndex implements Indexer {
   readonly name = "search";
   readonly postings: BinDb;
@@ -55,20 +65,40 @@ export class SearchIndex implements Indexer {
   private docsDelta = 0;
   private lengthDelta = 0;
 
-  put(_s: Store, e: NostrEvent, serial: number): void {
-    const doc = analyze(e);
-    if (!doc) return;
-    const prefixes = [...doc.terms.keys()].map(tokenPrefix);
+  // Tokenising is the costly part of indexing and needs no transaction: the writer has it done
+  // when an event is submitted, so the transaction (which serialises all writes) only stores.
+  private readonly prepared = new WeakMap<NostrEvent, Prepared | null>();
+
+  prepare(e: NostrEvent): void {
+    this.prepared.set(e, prepareDoc(e));
+  }
+
+  put(s: Store, e: NostrEvent, serial: number): void {
+    const ready = this.prepared.get(e);
+    const prep = ready === undefined ? prepareDoc(e) : ready;
+    if (!prep) return;
+    const { doc, prefixes } = prep;
     if (this.postings.get(postingKey(prefixes[0]!, e.created_at, serial)) !== undefined) return;
     let i = 0;
     for (const tf of doc.terms.values()) {
       const p = prefixes[i++]!;
-      this.postings.put(postingKey(p, e.created_at, serial), postingValue(tf, doc.length, e.kind));
+      // Postings may be deferred to the write thread; the counts below are not (see putIndex).
+      putIndex(s, this.postings, postingKey(p, e.created_at, serial), postingValue(tf, doc.length, e.kind));
       const k = p.toString("latin1");
       this.dfDelta.set(k, (this.dfDelta.get(k) ?? 0) + 1);
     }
     this.docsDelta++;
     this.lengthDelta += doc.length;
+  }
+
+  restore(_s: Store, e: NostrEvent, serial: number): void {
+    const doc = analyze(e);
+    if (!doc) return;
+    for (const [t, tf] of doc.terms)
+      this.postings.put(
+        postingKey(tokenPrefix(t), e.created_at, serial),
+        postingValue(tf, doc.length, e.kind),
+      );
   }
 
   remove(_s: Store, e: NostrEvent, serial: number): void {

@@ -41,12 +41,39 @@ export class Conn {
     this.framesOut[verb] = (this.framesOut[verb] ?? 0) + 1;
   }
 
+  /** Frames waiting for the end of this turn, sent together under one cork. */
+  private outbox: string[] | null = null;
+
   /**
-   * Sends one text frame; false when the socket is gone or dropped the frame. A dropped frame
-   * means the reader fell too far behind: the connection is closed rather than left with a gap.
+   * Queues one text frame; false when the socket is gone. Frames queued in one turn of the event
+   * loop (the OKs of a committed batch, a burst of live events) go out corked, one write for
+   * all of them instead of a syscall each. A dropped frame means the reader fell too far
+   * behind: the connection is closed rather than left with a gap.
    */
   send(frame: string): boolean {
     if (this.closed) return false;
+    if (this.outbox) this.outbox.push(frame);
+    else {
+      this.outbox = [frame];
+      queueMicrotask(this.flush);
+    }
+    return true;
+  }
+
+  /** Writes the queued frames now (before bulk answers and closes, so order is kept). */
+  readonly flush = (): void => {
+    const frames = this.outbox;
+    if (!frames) return;
+    this.outbox = null;
+    if (this.closed) return;
+    if (frames.length === 1) this.write(frames[0]!);
+    else
+      this.ws.cork(() => {
+        for (const f of frames) if (!this.write(f)) return;
+      });
+  };
+
+  private write(frame: string): boolean {
     this.count(frame);
     if (this.ws.send(frame) !== 0) return true;
     this.closed = true;
@@ -54,8 +81,15 @@ export class Conn {
     return false;
   }
 
+  /** Closes after the queued frames are written. */
+  close(code: number, reason: string): void {
+    this.flush();
+    this.ws.close(code, reason);
+  }
+
   /** Sends frames in order, waiting for the socket to drain when its queue is long. */
   async sendAll(frames: readonly string[], isCancelled: () => boolean): Promise<boolean> {
+    this.flush();
     let i = 0;
     while (i < frames.length) {
       if (this.closed || isCancelled()) return false;

@@ -37,8 +37,7 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
       conn.send(okReject(typeof id === "string" ? id : "", r));
     } else conn.send(closedFrame(m.subId, r));
     bump(ctx.counters.framesIn, "rate-limited");
-    if (++conn.refusals >= ctx.config["rate.closeAfterRefusals"])
-      conn.ws.close(1008, "rate-limited: flooding");
+    if (++conn.refusals >= ctx.config["rate.closeAfterRefusals"]) conn.close(1008, "rate-limited: flooding");
     return false;
   };
 

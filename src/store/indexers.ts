@@ -5,6 +5,7 @@ import type { Config } from "../config/schema.ts";
 import { disableSearch, enableSearch } from "../search/setup.ts";
 import { Expiration } from "./expiration.ts";
 import type { Store } from "./store.ts";
+import { restoreIndexes } from "./store.ts";
 
 export function registerIndexers(
   store: Store,
@@ -15,5 +16,7 @@ export function registerIndexers(
   store.indexers.push(expiration);
   if (config["search.enabled"]) enableSearch(store, log);
   else disableSearch(store);
+  const restored = restoreIndexes(store);
+  if (restored > 0) log(`store: index entries of ${restored} events restored after an unclean stop`);
   return expiration;
 }

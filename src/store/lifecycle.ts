@@ -17,7 +17,7 @@ import {
   tagPrefix,
 } from "./keys.ts";
 import type { Store } from "./store.ts";
-import { readEvent, removeEvent } from "./store.ts";
+import { applyLater, readEvent, removeEvent } from "./store.ts";
 
 const u64 = (n: number): Buffer => serialKey(n);
 const tombstoneKey = (id: string, pubkey: string): Buffer => Buffer.concat([hexBytes(id), hexBytes(pubkey)]);
@@ -104,6 +104,7 @@ export function vanishTargetsUs(e: NostrEvent, isOwnUrl: (url: string) => boolea
  * of that pubkey are not accepted again. Returns how many events were removed.
  */
 export function applyVanish(s: Store, req: NostrEvent): number {
+  applyLater(s); // the scans below read index entries this batch may still have queued
   const prev = s.vanished.get(hexBytes(req.pubkey));
   if (prev === undefined || readU64(prev, 0) < req.created_at)
     s.vanished.put(hexBytes(req.pubkey), u64(req.created_at));

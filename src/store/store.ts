@@ -35,8 +35,12 @@ export interface Store {
   deletedAddr: BinDb;
   /** NIP-62: `pubkey 32` → created_at 8 up to which everything was removed */
   vanished: BinDb;
+  /** `indexed` → serial 8: every event up to it has all its index entries on disk */
+  state: BinDb;
   /** highest serial ever assigned (from disk at open, then advanced by the writer) */
   lastSerial: number;
+  /** the writer's deferred index puts while a batch is being applied, else null (write now) */
+  later: LaterWrites | null;
   /** further indexes (search, expiration…) kept in the same write transaction as the event */
   indexers: Indexer[];
 }
@@ -47,15 +51,98 @@ export interface Store {
  */
 export interface Indexer {
   readonly name: string;
+  /** Work that needs no transaction, done when the event is submitted (e.g. tokenising). */
+  prepare?(e: NostrEvent): void;
   put(s: Store, e: NostrEvent, serial: number): void;
   remove(s: Store, e: NostrEvent, serial: number): void;
   /** Writes whatever the index aggregated over the transaction; called once at its end. */
   flush?(s: Store): void;
+  /** Re-puts what put() wrote with putIndex, counting nothing (see restoreIndexes). */
+  restore?(s: Store, e: NostrEvent, serial: number): void;
 }
 
 /** Ends a write transaction's index work; every writer of the store calls it before commit. */
 export function flushIndexers(s: Store): void {
   for (const ix of s.indexers) ix.flush?.(s);
+  // Written last, after every entry of the events it covers (deferred or not).
+  putIndex(s, s.state, INDEXED_KEY, serialKey(s.lastSerial));
+}
+
+/**
+ * Index puts the writer defers. Deciding an event (duplicate? replaces what? deleted?) needs
+ * a write transaction on the main thread; the bulk of its index entries and search postings
+ * does not. Those are queued here while a batch is applied, then handed to lmdb-js as
+ * asynchronous writes, which its own write thread performs in order, after the transaction
+ * that decided them and before any later one. The OK waits for them.
+ *
+ * Only puts are deferred, and only of keys nothing in the write path reads back, except an
+ * event of the same batch being removed (removeEvent applies the queue first) and the vanish
+ * scan (applies it first too). The bodies, `ids`, replaceable pointers, tombstones and search
+ * counts are written in the transaction itself, so a crash between the two commits can only
+ * lose idempotent puts of events above the `indexed` mark, which restoreIndexes re-creates.
+ */
+export interface LaterWrites {
+  /** first serial assigned in this batch */
+  readonly firstSerial: number;
+  dbs: BinDb[];
+  keys: Buffer[];
+  values: Buffer[];
+}
+
+const INDEXED_KEY = Buffer.from("indexed");
+
+/** Puts an index entry now, or queues it when the writer defers index writes. */
+export function putIndex(s: Store, db: BinDb, key: Buffer, value: Buffer = EMPTY): void {
+  const later = s.later;
+  if (later === null) db.put(key, value);
+  else {
+    later.dbs.push(db);
+    later.keys.push(key);
+    later.values.push(value);
+  }
+}
+
+/** Writes the queued puts inside the current transaction (for readers of the index in it). */
+export function applyLater(s: Store): void {
+  const later = s.later;
+  if (later === null) return;
+  for (let i = 0; i < later.dbs.length; i++) later.dbs[i]!.put(later.keys[i]!, later.values[i]!);
+  later.dbs.length = later.keys.length = later.values.length = 0;
+}
+
+/** Hands queued puts to lmdb-js's write thread; resolves once they are committed. */
+export function issueLater(later: LaterWrites): Promise<unknown> {
+  let last: Promise<unknown> = Promise.resolve();
+  for (let i = 0; i < later.dbs.length; i++) last = later.dbs[i]!.put(later.keys[i]!, later.values[i]!);
+  return last;
+}
+
+/** The serial up to which every event's index entries are known to be on disk. */
+export function indexedThrough(s: Store): number {
+  const v = s.state.get(INDEXED_KEY);
+  return v === undefined ? 0 : readU64(v, 0);
+}
+
+/**
+ * After a crash between a batch's commit and its deferred puts: re-creates the index entries of
+ * the events above the `indexed` mark (puts are idempotent; counts were committed with the
+ * events). Call once the indexers are registered, before the writer starts.
+ */
+export function restoreIndexes(s: Store): number {
+  const from = indexedThrough(s) + 1;
+  let n = 0;
+  if (from <= s.lastSerial)
+    s.env.transactionSync(() => {
+      for (const { key, value } of s.events.getRange({ start: serialKey(from) })) {
+        const serial = readU64(key as Buffer, 0);
+        const e = JSON.parse((value as Buffer).toString("utf8")) as NostrEvent;
+        for (const [db, k] of indexEntries(s, e, serial)) db.put(k, EMPTY);
+        for (const ix of s.indexers) ix.restore?.(s, e, serial);
+        n++;
+      }
+      s.state.put(INDEXED_KEY, serialKey(s.lastSerial));
+    });
+  return n;
 }
 
 export function openStore(path: string): Store {
@@ -64,8 +151,11 @@ export function openStore(path: string): Store {
   const env = open({ path, maxDbs: 32, compression: false, noSubdir: false });
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
   const events = db("events");
+  const state = db("state");
   let lastSerial = 0;
   for (const k of events.getKeys({ reverse: true, limit: 1 })) lastSerial = readU64(k, 0);
+  // A store written before the mark existed was fully indexed in each transaction.
+  if (state.get(INDEXED_KEY) === undefined) state.putSync(INDEXED_KEY, serialKey(lastSerial));
   return {
     env,
     events,
@@ -83,7 +173,9 @@ export function openStore(path: string): Store {
     deleted: db("deleted"),
     deletedAddr: db("deleted_addr"),
     vanished: db("vanished"),
+    state,
     lastSerial,
+    later: null,
     indexers: [],
   };
 }
@@ -122,6 +214,8 @@ export function readEvent(s: Store, serial: number): string | undefined {
 
 /** Removes an event and every index entry it owns. Must run inside a write transaction. */
 export function removeEvent(s: Store, e: NostrEvent, serial: number): void {
+  // An event of the batch being applied may still have its entries queued: write them first.
+  if (s.later !== null && serial >= s.later.firstSerial) applyLater(s);
   s.events.remove(serialKey(serial));
   s.ids.remove(hexBytes(e.id));
   for (const [db, key] of indexEntries(s, e, serial)) db.remove(key);
@@ -132,7 +226,7 @@ export function removeEvent(s: Store, e: NostrEvent, serial: number): void {
 export function putEvent(s: Store, e: NostrEvent, json: string, serial: number): void {
   s.events.put(serialKey(serial), Buffer.from(json, "utf8"));
   s.ids.put(hexBytes(e.id), serialKey(serial));
-  for (const [db, key] of indexEntries(s, e, serial)) db.put(key, EMPTY);
+  for (const [db, key] of indexEntries(s, e, serial)) putIndex(s, db, key);
   for (const ix of s.indexers) ix.put(s, e, serial);
 }
 

@@ -15,8 +15,8 @@ import {
   tombstoned,
   vanishTargetsUs,
 } from "./lifecycle.ts";
-import type { Store } from "./store.ts";
-import { flushIndexers, putEvent } from "./store.ts";
+import type { LaterWrites, Store } from "./store.ts";
+import { applyLater, flushIndexers, issueLater, putEvent } from "./store.ts";
 
 export type WriteOutcome =
   | { status: "stored"; serial: number; replaced: boolean }
@@ -75,6 +75,7 @@ export class Writer {
   }
 
   submit(event: NostrEvent, json: string): Promise<WriteOutcome> {
+    for (const ix of this.store.indexers) ix.prepare?.(event);
     return new Promise((resolve) => this.enqueue({ type: "event", event, json, resolve }));
   }
 
@@ -110,24 +111,33 @@ export class Writer {
   }
 
   private async drainQueue(): Promise<void> {
+    const s = this.store;
     let flushing: Promise<void> = Promise.resolve();
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.opts.maxBatch);
       const started = performance.now();
+      let deferred: Promise<unknown> = Promise.resolve();
       try {
-        await this.store.env.transaction(() => {
+        await s.env.transaction(() => {
+          const later: LaterWrites = { firstSerial: s.lastSerial + 1, dbs: [], keys: [], values: [] };
+          s.later = later;
           try {
             for (const p of batch) {
               if (p.type === "event") p.outcome = this.apply(p.event, p.json);
               else
                 try {
-                  p.result = p.run(this.store);
+                  applyLater(s); // a task may read any index
+                  p.result = p.run(s);
                 } catch (e) {
                   p.failed = e ?? new Error("task failed");
                 }
             }
           } finally {
-            flushIndexers(this.store);
+            flushIndexers(s);
+            s.later = null;
+            // Issued once lmdb-js has left this callback, so they are queued as asynchronous
+            // writes for its write thread rather than performed here on the main thread.
+            deferred = new Promise((resolve) => queueMicrotask(() => resolve(issueLater(later))));
           }
         });
       } catch (e) {
@@ -140,12 +150,25 @@ export class Writer {
       this.batches++;
       this.lastBatchSize = batch.length;
       this.lastCommitMs = performance.now() - started;
-      for (const p of batch)
-        if (p.type === "event" && p.outcome?.status === "stored") this.visibleSerial = p.outcome.serial;
-      // The next batch may start committing while this one is flushed to disk; answers and
-      // broadcasts still go out in commit order.
+      // The next batch may start while this one's deferred puts are written and flushed to disk;
+      // readers see it, and answers and broadcasts go out, only after both, in commit order.
       const prev = flushing;
-      flushing = prev.then(() => this.store.env.flushed).then(() => this.finish(batch));
+      flushing = prev
+        .then(() => deferred)
+        .catch((e) => {
+          // The events are committed but not all of their index entries: the `indexed` mark
+          // did not move, so the next start restores them. Until then, say it failed.
+          const r = error(`could not index event: ${(e as Error).message}`);
+          for (const p of batch)
+            if (p.type === "event" && p.outcome?.status === "stored")
+              p.outcome = { status: "rejected", reject: r };
+        })
+        .then(() => s.env.flushed)
+        .then(() => {
+          for (const p of batch)
+            if (p.type === "event" && p.outcome?.status === "stored") this.visibleSerial = p.outcome.serial;
+          this.finish(batch);
+        });
       if (this.queue.length === 0) await flushing;
     }
     await flushing;

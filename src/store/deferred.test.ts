@@ -1,0 +1,133 @@
+// The writer defers bulk index puts to lmdb-js's write thread (store.ts LaterWrites). These
+// check the cases where the write path reads what a batch still has queued, and the restore of
+// entries lost between a batch's commit and its deferred puts.
+import { afterEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadConfig } from "../config/load.ts";
+import { storedJson } from "../nostr/canonical.ts";
+import type { NostrEvent } from "../nostr/event.ts";
+import type { SearchIndex } from "../search/indexer.ts";
+import { searchIndexOf } from "../search/indexer.ts";
+import { postingKey, tokenPrefix } from "../search/keys.ts";
+import { registerIndexers } from "./indexers.ts";
+import { hexBytes } from "./keys.ts";
+import type { LaterWrites, Store } from "./store.ts";
+import { flushIndexers, indexEntries, indexedThrough, openStore, putEvent } from "./store.ts";
+import { Writer } from "./writer.ts";
+
+const dirs: string[] = [];
+const stores: Store[] = [];
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.env.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const config = loadConfig();
+function open(dir = mkdtempSync(join(tmpdir(), "deferred-"))): { s: Store; dir: string } {
+  if (!dirs.includes(dir)) dirs.push(dir);
+  const s = openStore(dir);
+  registerIndexers(s, config, () => {});
+  stores.push(s);
+  return { s, dir };
+}
+
+const PK = "ab".repeat(32);
+let n = 0;
+function ev(t: Partial<NostrEvent>): NostrEvent {
+  n++;
+  return {
+    id: n.toString(16).padStart(64, "0"),
+    pubkey: PK,
+    created_at: 1_700_000_000,
+    kind: 1,
+    tags: [],
+    content: "",
+    sig: "cd".repeat(64),
+    ...t,
+  };
+}
+
+/** Every index entry and search posting of `e` at `serial` is present (true) or absent (false). */
+function entriesPresent(s: Store, e: NostrEvent, serial: number): boolean[] {
+  const ix = searchIndexOf(s) as SearchIndex;
+  const out = indexEntries(s, e, serial).map(([db, key]) => db.get(key) !== undefined);
+  for (const word of e.content.split(" ").filter(Boolean))
+    out.push(ix.postings.get(postingKey(tokenPrefix(word), e.created_at, serial)) !== undefined);
+  return out;
+}
+
+test("an event replaced in its own batch leaves none of its entries behind", async () => {
+  const { s } = open();
+  const w = new Writer(s, 2048, () => {});
+  const older = ev({ kind: 30023, tags: [["d", "x"]], content: "alpha", created_at: 1_700_000_000 });
+  const newer = ev({ kind: 30023, tags: [["d", "x"]], content: "beta", created_at: 1_700_000_001 });
+  const [a, b] = await Promise.all([w.submit(older, storedJson(older)), w.submit(newer, storedJson(newer))]);
+  expect(a).toEqual({ status: "stored", serial: 1, replaced: false });
+  expect(b).toEqual({ status: "stored", serial: 2, replaced: true });
+  expect(entriesPresent(s, older, 1)).toEqual([false, false, false, false, false, false]);
+  expect(entriesPresent(s, newer, 2)).toEqual([true, true, true, true, true, true]);
+  expect(s.ids.get(hexBytes(older.id))).toBeUndefined();
+  expect(searchIndexOf(s)?.stats().docs).toBe(1);
+  expect(indexedThrough(s)).toBe(2);
+});
+
+test("a deletion in the same batch removes the entries of the event it names", async () => {
+  const { s } = open();
+  const w = new Writer(s, 2048, () => {});
+  const note = ev({ content: "gamma" });
+  const del = ev({ kind: 5, tags: [["e", note.id]] });
+  await Promise.all([w.submit(note, storedJson(note)), w.submit(del, storedJson(del))]);
+  expect(entriesPresent(s, note, 1)).toEqual([false, false, false, false, false]);
+  expect(searchIndexOf(s)?.stats().docs).toBe(0);
+});
+
+test("a vanish request sees the events queued before it in its batch", async () => {
+  const { s } = open();
+  const w = new Writer(s, { maxBatch: 2048, isOwnUrl: () => true }, () => {});
+  const note = ev({ content: "delta", created_at: 1_700_000_000 });
+  const vanish = ev({ kind: 62, tags: [["relay", "ALL_RELAYS"]], created_at: 1_700_000_005 });
+  const [stored] = await Promise.all([
+    w.submit(note, storedJson(note)),
+    w.submit(vanish, storedJson(vanish)),
+  ]);
+  expect(stored).toMatchObject({ status: "stored", serial: 1 });
+  expect(s.events.get(Buffer.from([0, 0, 0, 0, 0, 0, 0, 1]))).toBeUndefined();
+  expect(entriesPresent(s, note, 1)).toEqual([false, false, false, false, false]);
+});
+
+test("entries lost between a batch's commit and its deferred puts are restored at the next open", async () => {
+  const first = open();
+  const e1 = ev({ content: "kept words", tags: [["t", "nostr"]] });
+  const e2 = ev({ content: "lost words", tags: [["t", "nostr"]] });
+  // A batch as the writer applies it, whose deferred puts never reach the disk (the process died).
+  first.s.env.transactionSync(() => {
+    putEvent(first.s, e1, storedJson(e1), ++first.s.lastSerial);
+    flushIndexers(first.s);
+  });
+  first.s.env.transactionSync(() => {
+    const later: LaterWrites = { firstSerial: first.s.lastSerial + 1, dbs: [], keys: [], values: [] };
+    first.s.later = later;
+    putEvent(first.s, e2, storedJson(e2), ++first.s.lastSerial);
+    flushIndexers(first.s);
+    first.s.later = null;
+    expect(later.dbs.length).toBeGreaterThan(5); // queued, and dropped here
+  });
+  expect(indexedThrough(first.s)).toBe(1);
+  expect(entriesPresent(first.s, e2, 2).some(Boolean)).toBe(false);
+  await first.s.env.close();
+  stores.splice(stores.indexOf(first.s), 1);
+
+  const logged: string[] = [];
+  const s = openStore(first.dir);
+  stores.push(s);
+  registerIndexers(s, config, (l) => logged.push(l));
+  expect(logged).toEqual(["store: index entries of 1 events restored after an unclean stop"]);
+  expect(indexedThrough(s)).toBe(2);
+  expect(entriesPresent(s, e1, 1).every(Boolean)).toBe(true);
+  expect(entriesPresent(s, e2, 2).every(Boolean)).toBe(true);
+  // Counts were committed with the event, so restoring does not count it twice.
+  expect(searchIndexOf(s)?.stats().docs).toBe(2);
+  expect(searchIndexOf(s)?.docFrequencyOf(tokenPrefix("words"))).toBe(2);
+});
