@@ -2,9 +2,10 @@
 // Copies the binary into a fresh temporary directory and runs it from another directory with an
 // environment holding nothing but PATH=/nonexistent, HOME and TMPDIR, so it can reach no bun, node
 // or node_modules. Checks: --version, every command's --help (each command is a lazily imported
-// module that must be inside the binary), NIP-11, an event published over WebSocket (signature
-// checked in a verify worker thread when the relay has them) and queried back, SIGTERM exiting 0,
-// and the event still there after a restart. Exits non-zero with a message on the first failure.
+// module that must be inside the binary), NIP-11, the explorer page and its script, an event
+// published over WebSocket (signature checked in a verify worker thread when the relay has them)
+// and queried back, SIGTERM exiting 0, and the event still there after a restart. Exits non-zero
+// with a message on the first failure.
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -150,6 +151,17 @@ async function queryById(port: number, id: string): Promise<void> {
   c.ws.close();
 }
 
+/** The explorer page and its script are embedded in the binary (text imports) and served. */
+async function checkExplorer(port: number): Promise<void> {
+  const page = await fetch(`http://127.0.0.1:${port}/`, { headers: { accept: "text/html" } });
+  const html = await page.text();
+  const script = /src="(\/explorer\/app\.[^"]+\.js)"/.exec(html)?.[1];
+  if (!page.ok || !script)
+    fail(`GET / did not return the explorer page: ${page.status} ${html.slice(0, 300)}`);
+  const js = await fetch(`http://127.0.0.1:${port}${script}`);
+  if (!js.ok || (await js.text()).length < 1000) fail(`GET ${script} answered ${js.status}`);
+}
+
 async function main(): Promise<string> {
   const size = statSync(bin).size;
 
@@ -175,6 +187,7 @@ async function main(): Promise<string> {
   const first = await start();
   if (!Array.isArray(first.nip11.supported_nips) || !first.nip11.supported_nips.includes(1))
     fail(`NIP-11 document lacks supported_nips with 1: ${JSON.stringify(first.nip11).slice(0, 300)}`);
+  await checkExplorer(first.port);
 
   const event = finalizeEvent(
     { kind: 1, created_at: Math.floor(Date.now() / 1000), tags: [], content: `smoke ${crypto.randomUUID()}` },
@@ -193,7 +206,7 @@ async function main(): Promise<string> {
   await stop(second);
 
   return (
-    `smoke: ok: ${commands.length} commands, NIP-11, EVENT/OK, REQ/EOSE, SIGTERM exit 0, event kept across restart` +
+    `smoke: ok: ${commands.length} commands, NIP-11, explorer page, EVENT/OK, REQ/EOSE, SIGTERM exit 0, event kept across restart` +
     ` (binary ${(size / 2 ** 20).toFixed(1)} MiB; first NIP-11 answer ${Math.round(first.startup)} ms after spawn,` +
     ` ${Math.round(second.startup)} ms on restart)`
   );

@@ -1,6 +1,7 @@
 // Wires the pipeline together: store → writer → live fanout, and the server in front.
 // `startRelay` is what `relay serve` and the tests call.
 import type { Server } from "bun";
+import { startApi } from "./api/routes.ts";
 import { ConfigError } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { broadcast } from "./fanout/broadcast.ts";
@@ -73,6 +74,7 @@ export function startRelay(config: Config): Relay {
         })
       : undefined,
   };
+  ctx.api = startApi(ctx);
   const server = startServer(ctx);
   const metricsServer = startMetricsServer(ctx);
   const conns = ctx.conns;
@@ -95,6 +97,7 @@ export function startRelay(config: Config): Relay {
       stopping ??= (async () => {
         for (const t of timers) clearInterval(t);
         ctx.plugin?.close();
+        ctx.api?.stop();
         server.stop(false);
         metricsServer?.stop(true);
         for (const conn of conns) conn.close(1001, "relay shutting down");

@@ -119,6 +119,27 @@ export const SCHEMA = {
   "rate.exemptIps": sa([], "IP addresses never rate limited", true),
   "rate.exemptPubkeys": sa([], "authenticated pubkeys never rate limited", true),
   "search.enabled": b(true, "NIP-50 search: keep the token index and answer `search` filters", false),
+  "api.enabled": b(true, "HTTP API under /v0 and /v1 (docs/api.md) and the counters it reads", false),
+  "api.maxLimit": i(100, "largest `limit` an API request gets; larger ones are clamped", true, { min: 1 }),
+  "api.maxAgeSeconds": i(10, "Cache-Control max-age of API answers, in seconds", true),
+  "api.trendingWindowSeconds": i(86400, "notes this recent are ranked by /v0/trending/notes", false, {
+    min: 60,
+  }),
+  "online.probe": b(
+    false,
+    "probe the relays named in stored NIP-65 lists for /v1/online (outbound HTTP)",
+    false,
+  ),
+  "online.windowSeconds": i(3600, "a relay is online if a probe got an answer this recently", true, {
+    min: 1,
+  }),
+  "online.intervalSeconds": i(900, "probe each relay at most once per this many seconds", false, { min: 1 }),
+  "online.concurrency": i(4, "probes in flight at once", false, { min: 1, max: 256 }),
+  "online.ratePerSecond": i(2, "probes started per second at most", false, { min: 1, max: 100 }),
+  "online.timeoutMs": i(5000, "a probe without an answer this long counts as unreachable", false, {
+    min: 100,
+  }),
+  "online.allowPrivate": b(false, "also probe loopback, private and link-local addresses", false),
   "metrics.enabled": b(true, "serve Prometheus metrics over HTTP", true),
   "metrics.path": s("/metrics", "path of the metrics endpoint", true),
   "metrics.port": i(

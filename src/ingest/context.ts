@@ -1,4 +1,5 @@
 // What handlers share: configuration, the store and its writer, the live index and counters.
+import type { Api } from "../api/routes.ts";
 import type { Config } from "../config/schema.ts";
 import type { LiveIndex } from "../fanout/live-index.ts";
 import type { Subscription } from "../fanout/subscription.ts";
@@ -38,6 +39,8 @@ export interface RelayContext {
   expiration: Expiration;
   rates: RateLimiter;
   plugin: PolicyPlugin | undefined;
+  /** the HTTP API's trending window and relay prober (src/api/), set by startRelay */
+  api?: Api;
   /** open WebSocket connections */
   conns: Set<Conn>;
 }

@@ -1,7 +1,9 @@
-// HTTP on the relay's port: NIP-11 for `Accept: application/nostr+json`, a small HTML page
-// otherwise, NIP-05 names, /metrics, CORS on every answer and preflight. WebSocket upgrades
-// are handled in server.ts.
+// HTTP on the relay's port: NIP-11 for `Accept: application/nostr+json`, the explorer page
+// otherwise (src/explorer/, with its files and /v0/stats), NIP-05 names, /metrics, CORS on every
+// answer and preflight. WebSocket upgrades are handled in server.ts.
+import { handleApi } from "../api/routes.ts";
 import type { Config } from "../config/schema.ts";
+import { explorerPage, explorerRoute } from "../explorer/serve.ts";
 import type { RelayContext } from "../ingest/context.ts";
 import { renderMetrics } from "./metrics.ts";
 import { nip05Document } from "./nip05.ts";
@@ -16,16 +18,7 @@ const corsHeaders = (c: Config): Record<string, string> =>
       }
     : {};
 
-const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-
-function page(c: Config): string {
-  return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>${escapeHtml(c["info.name"])}</title></head>
-<body><h1>${escapeHtml(c["info.name"])}</h1><p>${escapeHtml(c["info.description"])}</p>
-<p>This is a Nostr relay. Connect with a Nostr client over WebSocket at this address.</p></body></html>`;
-}
-
-export function handleHttp(req: Request, ctx: RelayContext): Response {
+export function handleHttp(req: Request, ctx: RelayContext): Response | Promise<Response> {
   const c = ctx.config;
   const url = new URL(req.url);
   const cors = corsHeaders(c);
@@ -44,8 +37,11 @@ export function handleHttp(req: Request, ctx: RelayContext): Response {
     const wantsInfo = (req.headers.get("accept") ?? "").includes("application/nostr+json");
     return wantsInfo
       ? reply(JSON.stringify(relayInfo(c)), "application/nostr+json")
-      : reply(page(c), "text/html; charset=utf-8");
+      : explorerPage(req, c, cors);
   }
+  const explorer = explorerRoute(req, url.pathname, ctx, cors);
+  if (explorer) return explorer;
+  if (/^\/v[01]\//.test(url.pathname) && url.pathname !== "/v0/stats") return handleApi(req, url, ctx, cors);
   if (url.pathname === "/.well-known/nostr.json")
     return reply(JSON.stringify(nip05Document(c, url.searchParams.get("name"))), "application/json");
   if (c["metrics.enabled"] && c["metrics.port"] === 0 && url.pathname === c["metrics.path"])

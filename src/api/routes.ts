@@ -1,0 +1,210 @@
+// The aggregator API on the relay's HTTP port: /v0/search, /v0/trending/notes, /v0/p/<npub> and
+// /v1/online, answered from the relay's own store and the counters kept as events are written.
+// `startApi` attaches the trending window and (when enabled) the relay prober at start-up;
+// `handleApi` answers a request. Shapes are in responses.ts, documented in docs/api.md.
+import * as nip19 from "nostr-tools/nip19";
+import type { RelayContext } from "../ingest/context.ts";
+import { storedKind } from "../nostr/canonical.ts";
+import type { NostrEvent } from "../nostr/event.ts";
+import { searchFilter } from "../search/engine.ts";
+import { searchIndexOf } from "../search/indexer.ts";
+import type { QueryOptions } from "../store/query.ts";
+import { runQuery } from "../store/query.ts";
+import { readEvent } from "../store/store.ts";
+import type { Counters } from "./counters.ts";
+import { countersOf } from "./counters.ts";
+import { followed, relayList } from "./engagement.ts";
+import type { NoteCounts } from "./keys.ts";
+import { Prober } from "./online.ts";
+import type { Visibility } from "./profile.ts";
+import { authorCache, latestReplaceable, parseMetadata, parsePubkeyRef, visibleSerial } from "./profile.ts";
+import { errorReply, okReply, serialize } from "./responses.ts";
+import { TrendingWindow } from "./trending.ts";
+
+export interface Api {
+  counters: Counters | undefined;
+  trending: TrendingWindow | undefined;
+  prober: Prober | undefined;
+  stop(): void;
+}
+
+/** Called once by startRelay after the indexers are registered and before the writer runs. */
+export function startApi(ctx: RelayContext): Api {
+  const c = ctx.config;
+  const counters = c["api.enabled"] ? countersOf(ctx.store) : undefined;
+  let trending: TrendingWindow | undefined;
+  let prober: Prober | undefined;
+  if (counters) {
+    trending = new TrendingWindow(c["api.trendingWindowSeconds"], counters);
+    trending.seed(ctx.store);
+    counters.listener = trending;
+    if (c["online.probe"]) {
+      prober = new Prober(counters.relays, {
+        intervalSeconds: c["online.intervalSeconds"],
+        concurrency: c["online.concurrency"],
+        ratePerSecond: c["online.ratePerSecond"],
+        timeoutMs: c["online.timeoutMs"],
+        allowPrivate: c["online.allowPrivate"],
+      });
+      prober.start();
+    }
+  }
+  return {
+    counters,
+    trending,
+    prober,
+    stop() {
+      prober?.stop();
+      if (counters) counters.listener = undefined;
+    },
+  };
+}
+
+const DEFAULT_LIMIT = 20;
+const MAX_QUERY_CHARS = 1000;
+
+type Cors = Record<string, string>;
+
+/** Answers GET/HEAD under /v0/ and /v1/ (the caller has answered OPTIONS and other methods). */
+export function handleApi(
+  req: Request,
+  url: URL,
+  ctx: RelayContext,
+  cors: Cors,
+): Response | Promise<Response> {
+  const c = ctx.config;
+  const api = ctx.api;
+  const fail = (status: number, message: string) => errorReply(req, status, message, cors);
+  if (!c["api.enabled"] || !api?.counters || !api.trending)
+    return fail(404, "not found: the API is disabled");
+  if (c["auth.reads"]) return fail(403, "restricted: this relay requires NIP-42 authentication to read");
+  const path = url.pathname;
+  const ok = (body: string) => okReply(req, body, cors, c["api.maxAgeSeconds"]);
+  const limit = parseLimit(url.searchParams.get("limit"), c["api.maxLimit"]);
+  if (typeof limit === "string") return fail(400, limit);
+  const v: Visibility = {
+    hwm: ctx.writer.visibleSerial,
+    hidden: ctx.expiration.hidden,
+    restrictedKinds: c["auth.restrictedKinds"],
+  };
+  const counts = (id: string) => countsJson(api.counters!.note(id));
+
+  if (path === "/v0/search") {
+    const q = (url.searchParams.get("q") ?? "").trim();
+    if (q === "") return fail(400, "invalid: missing q, the text to search for");
+    if (q.length > MAX_QUERY_CHARS)
+      return fail(400, `invalid: q is longer than ${MAX_QUERY_CHARS} characters`);
+    if (!searchIndexOf(ctx.store)) return fail(404, "not found: search is disabled on this relay");
+    return (async () => {
+      const hits = await searchFilter(ctx.store, { search: q }, limit, queryOptions(ctx, v, req));
+      if (!hits) return fail(503, "error: the search was cancelled");
+      const author = authorCache(ctx.store, v);
+      const results = hits.map((h) => {
+        const e = JSON.parse(h.json) as NostrEvent;
+        return { event: e, author: author(e.pubkey), counts: counts(e.id) };
+      });
+      return ok(serialize.search({ query: q, results }));
+    })();
+  }
+
+  if (path === "/v0/trending/notes") {
+    const t = api.trending;
+    const allowed = !v.restrictedKinds.includes(1);
+    const author = authorCache(ctx.store, v);
+    const notes = [];
+    for (const n of t.top(limit, (n) => allowed && visibleSerial(v, n.serial))) {
+      const json = readEvent(ctx.store, n.serial);
+      if (json === undefined) continue;
+      const e = JSON.parse(json) as NostrEvent;
+      notes.push({ event: e, author: author(e.pubkey), counts: countsJson(n.counts), score: n.score });
+    }
+    // The window is given by its length only: its bounds move every second, and an answer that
+    // changed every second would defeat the ETag.
+    return ok(serialize.trending({ window: { seconds: t.seconds }, notes }));
+  }
+
+  const profile = /^\/v0\/p\/([^/]+)$/.exec(path);
+  if (profile) {
+    let raw: string;
+    try {
+      raw = decodeURIComponent(profile[1]!);
+    } catch {
+      return fail(400, "invalid: the path is not valid percent-encoding");
+    }
+    const ref = parsePubkeyRef(raw);
+    if ("error" in ref) return fail(400, ref.error);
+    const pk = ref.pubkey;
+    return (async () => {
+      const s = ctx.store;
+      const contacts = latestReplaceable(s, v, pk, 3);
+      const relays = latestReplaceable(s, v, pk, 10002);
+      const follows = contacts ? followed(contacts) : [];
+      const own = api.counters!.pubkey(pk);
+      const latest =
+        (await runQuery(s, [{ authors: [pk], kinds: [1], limit }], queryOptions(ctx, v, req))) ?? [];
+      return ok(
+        serialize.profile({
+          pubkey: pk,
+          npub: nip19.npubEncode(pk),
+          metadata: parseMetadata(latestReplaceable(s, v, pk, 0)?.content),
+          follows: { count: follows.length, pubkeys: follows },
+          followers: own.followers,
+          relays: relays ? relayList(relays) : [],
+          notes: {
+            count: own.notes,
+            latest: latest.map((json) => {
+              const e = JSON.parse(json) as NostrEvent;
+              return { event: e, counts: counts(e.id) };
+            }),
+          },
+        }),
+      );
+    })();
+  }
+
+  if (path === "/v1/online") {
+    const p = api.prober;
+    const window = c["online.windowSeconds"];
+    return ok(
+      serialize.online({
+        probing: p !== undefined,
+        window_seconds: window,
+        known: api.counters.relayCount(),
+        probed: p?.probed() ?? 0,
+        relays: p?.online(window) ?? [],
+      }),
+    );
+  }
+
+  return fail(404, "not found: no such API path (see docs/api.md)");
+}
+
+/** `limit` clamped to 1..max; absent gives the default; anything but digits is refused. */
+function parseLimit(raw: string | null, max: number): number | string {
+  if (raw === null || raw === "") return Math.min(DEFAULT_LIMIT, max);
+  if (!/^\d{1,9}$/.test(raw)) return "invalid: limit must be a positive integer";
+  return Math.max(1, Math.min(Number(raw), max));
+}
+
+function queryOptions(ctx: RelayContext, v: Visibility, req: Request): QueryOptions {
+  const c = ctx.config;
+  return {
+    hwm: v.hwm,
+    defaultLimit: c["limits.defaultLimit"],
+    maxLimit: c["limits.maxLimit"],
+    yieldEvery: c["query.yieldEvery"],
+    hidden: v.hidden,
+    allow:
+      v.restrictedKinds.length === 0 ? undefined : (json) => !v.restrictedKinds.includes(storedKind(json)),
+    cancelled: () => req.signal.aborted,
+  };
+}
+
+const countsJson = (n: NoteCounts) => ({
+  likes: n.likes,
+  reactions: n.reactions,
+  reposts: n.reposts,
+  replies: n.replies,
+  zaps: n.zaps,
+  zap_sats: Number(n.msats / 1000n),
+});

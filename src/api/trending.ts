@@ -1,0 +1,116 @@
+// Trending notes: the kind-1 notes of the recent window (api.trendingWindowSeconds) with their
+// engagement, held in memory and ranked on request. Seeded at start-up by one reverse scan of
+// the kind index over the window only; then kept current by the counters indexer, which tells it
+// about notes stored and removed and about new totals at the end of each write transaction.
+import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
+import type { NostrEvent } from "../nostr/event.ts";
+import { keySerial, keyTime, kindBytes, rangeFor } from "../store/keys.ts";
+import type { Store } from "../store/store.ts";
+import { readEvent } from "../store/store.ts";
+import type { Counters, NoteListener } from "./counters.ts";
+import type { NoteCounts } from "./keys.ts";
+
+export interface WindowNote {
+  id: string;
+  serial: number;
+  createdAt: number;
+  counts: NoteCounts;
+  score: number;
+}
+
+/**
+ * The engagement score (docs/api.md): every reaction is engagement (a `-` included), a repost or
+ * a reply weighs two, a zap three, plus the zapped amount on a log scale, so one large zap does
+ * not outweigh a lively thread: log10(1 + sats) adds 1 for 9 sats, 3 for 999, 6 for 999,999.
+ */
+export function engagementScore(c: NoteCounts): number {
+  const sats = Number(c.msats / 1000n);
+  return c.likes + c.reactions + 2 * c.reposts + 2 * c.replies + 3 * c.zaps + Math.log10(1 + sats);
+}
+
+const byRank = (a: WindowNote, b: WindowNote): number =>
+  b.score - a.score || b.createdAt - a.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+const PRUNE_EVERY_SECONDS = 60;
+
+export class TrendingWindow implements NoteListener {
+  private readonly notes = new Map<string, WindowNote>();
+  /** the notes with a score above zero, best first; rebuilt after a change */
+  private ranked: WindowNote[] | undefined;
+  private lastPrune = 0;
+
+  constructor(
+    readonly seconds: number,
+    private readonly counters: Counters,
+    private readonly clock: () => number = () => Math.floor(Date.now() / 1000),
+  ) {}
+
+  get size(): number {
+    return this.notes.size;
+  }
+
+  /** Loads the window's notes from the kind index (newest first, stopping at the window's start). */
+  seed(s: Store): number {
+    const since = this.clock() - this.seconds;
+    const { start, end } = rangeFor(kindBytes(1), since, Number.MAX_SAFE_INTEGER);
+    for (const k of s.kind.getKeys({ start, end, reverse: true })) {
+      const serial = keySerial(k as Buffer);
+      const json = readEvent(s, serial);
+      if (json === undefined) continue;
+      this.track(json.slice(STORED_ID_OFFSET, STORED_ID_OFFSET + 64), serial, keyTime(k as Buffer));
+    }
+    this.lastPrune = this.clock();
+    return this.notes.size;
+  }
+
+  added(e: NostrEvent, serial: number): void {
+    const now = this.clock();
+    if (now - this.lastPrune >= PRUNE_EVERY_SECONDS) this.prune(now);
+    if (e.created_at >= now - this.seconds) this.track(e.id, serial, e.created_at);
+  }
+
+  removed(id: string): void {
+    const n = this.notes.get(id);
+    if (!n) return;
+    this.notes.delete(id);
+    if (n.score > 0) this.ranked = undefined;
+  }
+
+  counted(id: string, counts: NoteCounts): void {
+    const n = this.notes.get(id);
+    if (!n) return;
+    n.counts = counts;
+    n.score = engagementScore(counts);
+    this.ranked = undefined;
+  }
+
+  private track(id: string, serial: number, createdAt: number): void {
+    const counts = this.counters.note(id);
+    const score = engagementScore(counts);
+    this.notes.set(id, { id, serial, createdAt, counts, score });
+    if (score > 0) this.ranked = undefined;
+  }
+
+  private prune(now: number): void {
+    const since = now - this.seconds;
+    for (const [id, n] of this.notes) if (n.createdAt < since) this.removed(id);
+    this.lastPrune = now;
+  }
+
+  /**
+   * Notes of the window with any engagement, best first (score, then newer, then lower id),
+   * each passing `visible`, at most `limit`.
+   */
+  top(limit: number, visible: (n: WindowNote) => boolean): WindowNote[] {
+    const now = this.clock();
+    if (now - this.lastPrune >= PRUNE_EVERY_SECONDS) this.prune(now);
+    this.ranked ??= [...this.notes.values()].filter((n) => n.score > 0).sort(byRank);
+    const since = now - this.seconds;
+    const out: WindowNote[] = [];
+    for (const n of this.ranked) {
+      if (out.length >= limit) break;
+      if (n.createdAt >= since && visible(n)) out.push(n);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,112 @@
+// The explorer at GET / for browsers: the page (relay name and NIP-11 document filled in), the
+// client bundle and stylesheet under content-hashed paths, and GET /v0/stats. Serves from memory
+// (embedded in the binary); reads the relay's counters and never writes anything.
+import type { Config } from "../config/schema.ts";
+import type { RelayContext } from "../ingest/context.ts";
+import { relayInfo } from "../server/nip11.ts";
+import bundle from "./bundle.js" with { type: "text" };
+import template from "./page.html" with { type: "text" };
+import { readStats } from "./stats.ts";
+import style from "./style.css" with { type: "text" };
+
+interface Asset {
+  path: string;
+  type: string;
+  body: Uint8Array;
+  gzip: Uint8Array;
+  etag: string;
+}
+
+function asset(name: string, type: string, text: string): Asset {
+  const body = new TextEncoder().encode(text);
+  const hash = Bun.hash(body).toString(36);
+  const [base, ext] = name.split(".");
+  return {
+    path: `/explorer/${base}.${hash}.${ext}`,
+    type,
+    body,
+    gzip: Bun.gzipSync(body, { level: 9 }),
+    etag: hash,
+  };
+}
+
+// Hashed paths change with the content, so the files may be cached for good.
+const script = asset("app.js", "text/javascript; charset=utf-8", bundle);
+const sheet = asset("style.css", "text/css; charset=utf-8", style);
+const IMMUTABLE = "public, max-age=31536000, immutable";
+
+// No inline script or style, so everything a note could smuggle into the page is refused by the
+// browser too; extension schemes stay allowed for NIP-07 providers that inject a script file.
+const CSP = [
+  "default-src 'none'",
+  "script-src 'self' chrome-extension: moz-extension: safari-web-extension:",
+  "style-src 'self'",
+  "img-src 'self' https: data:",
+  "connect-src 'self' ws: wss:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+// The page changes only when the NIP-11 document does (a live config reload).
+let page: { key: string; asset: Asset } | undefined;
+
+function pageAsset(c: Config): Asset {
+  const info = JSON.stringify(relayInfo(c));
+  if (page?.key === info) return page.asset;
+  const fill: Record<string, string> = {
+    name: escapeHtml(c["info.name"]),
+    description: escapeHtml(c["info.description"]),
+    info: escapeHtml(info),
+    script: script.path,
+    style: sheet.path,
+  };
+  const html = (template as unknown as string).replace(/\{\{(\w+)\}\}/g, (_, k: string) => fill[k] ?? "");
+  page = { key: info, asset: asset("index.html", "text/html; charset=utf-8", html) };
+  return page.asset;
+}
+
+function send(req: Request, a: Asset, headers: Record<string, string>): Response {
+  const gzip = /\bgzip\b/.test(req.headers.get("accept-encoding") ?? "");
+  // Each encoding is its own representation, with its own validator.
+  const etag = `"${a.etag}${gzip ? "-gz" : ""}"`;
+  const h: Record<string, string> = { ...headers, "Content-Type": a.type, ETag: etag };
+  h.Vary = h.Vary ? `${h.Vary}, Accept-Encoding` : "Accept-Encoding";
+  const tags = req.headers.get("if-none-match");
+  if (tags && (tags.trim() === "*" || tags.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)))
+    return new Response(null, { status: 304, headers: h });
+  if (gzip) h["Content-Encoding"] = "gzip";
+  return new Response(req.method === "HEAD" ? null : gzip ? a.gzip : a.body, { headers: h });
+}
+
+/** GET / for anything but a NIP-11 request. */
+export function explorerPage(req: Request, c: Config, cors: Record<string, string>): Response {
+  return send(req, pageAsset(c), {
+    ...cors,
+    "Cache-Control": "no-cache",
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    // The same URL answers NIP-11 to Accept: application/nostr+json.
+    Vary: "Accept",
+  });
+}
+
+/** The explorer's other paths: its two files and /v0/stats; undefined for any other path. */
+export function explorerRoute(
+  req: Request,
+  path: string,
+  ctx: RelayContext,
+  cors: Record<string, string>,
+): Response | undefined {
+  if (path === "/v0/stats")
+    return new Response(req.method === "HEAD" ? null : JSON.stringify(readStats(ctx)), {
+      headers: { ...cors, "Content-Type": "application/json", "Cache-Control": "no-store" },
+    });
+  for (const a of [script, sheet])
+    if (path === a.path)
+      return send(req, a, { ...cors, "Cache-Control": IMMUTABLE, "X-Content-Type-Options": "nosniff" });
+  return undefined;
+}

@@ -1,0 +1,69 @@
+// The trending window against a real store and writer with a hand-moved clock: notes age out of
+// the window without a restart, notes older than the window are never tracked, equal scores
+// rank newer first then lower id, and seeding from the kind index finds the same notes.
+import { afterAll, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { getPublicKey } from "nostr-tools/pure";
+import { enableCounters } from "../src/api/counters.ts";
+import { TrendingWindow } from "../src/api/trending.ts";
+import { storedJson } from "../src/nostr/canonical.ts";
+import type { NostrEvent } from "../src/nostr/event.ts";
+import { openStore } from "../src/store/store.ts";
+import { Writer } from "../src/store/writer.ts";
+import { newKey, now, signed, tempDir } from "./harness.ts";
+
+const dir = tempDir("api-trending-");
+const store = openStore(dir);
+afterAll(async () => {
+  await store.env.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("notes leave the window as the clock moves; ties rank newer first, then lower id", async () => {
+  const T = now();
+  let clock = T;
+  const counters = enableCounters(store, () => {});
+  const window = new TrendingWindow(100, counters, () => clock);
+  window.seed(store);
+  counters.listener = window;
+  const writer = new Writer(store, 100, () => {});
+  const write = async (e: NostrEvent) =>
+    expect(await writer.submit(e, storedJson(e))).toMatchObject({ status: "stored" });
+
+  const author = newKey();
+  const early = signed(author, { created_at: T - 50, content: "early" });
+  const [x, y] = [
+    signed(author, { created_at: T - 10, content: "x" }),
+    signed(author, { created_at: T - 10, content: "y" }),
+  ];
+  const tooOld = signed(author, { created_at: T - 101, content: "before the window" });
+  for (const e of [early, x, y, tooOld]) await write(e);
+  for (const e of [early, x, y, tooOld])
+    await write(
+      signed(newKey(), {
+        kind: 7,
+        content: "+",
+        tags: [
+          ["e", e.id],
+          ["p", getPublicKey(author)],
+        ],
+      }),
+    );
+
+  const ids = () => window.top(10, () => true).map((n) => n.id);
+  const [first, second] = [x.id, y.id].sort() as [string, string];
+  expect(window.size).toBe(3);
+  expect(ids()).toEqual([first, second, early.id]);
+  expect(window.top(10, () => true).map((n) => n.score)).toEqual([1, 1, 1]);
+
+  clock = T + 51; // `early` (T - 50) is now older than the window
+  expect(ids()).toEqual([first, second]);
+  clock = T + 61; // a minute on, the next look prunes it from memory as well
+  expect(ids()).toEqual([first, second]);
+  expect(window.size).toBe(2);
+
+  const reseeded = new TrendingWindow(100, counters, () => clock);
+  expect(reseeded.seed(store)).toBe(2);
+  expect(reseeded.top(10, () => true).map((n) => n.id)).toEqual([first, second]);
+  await writer.drain();
+});
