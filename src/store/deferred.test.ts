@@ -1,5 +1,5 @@
-// The writer defers bulk index puts to lmdb-js's write thread (store.ts LaterWrites). These
-// check the cases where the write path reads what a batch still has queued, and the restore of
+// The writer defers bulk index puts to lmdb-js's write thread (store.ts LaterWrites), for
+// batches of `deferFrom` events or more (1 here, so every batch does). These check the cases where the write path reads what a batch still has queued, and the restore of
 // entries lost between a batch's commit and its deferred puts.
 import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -60,7 +60,7 @@ function entriesPresent(s: Store, e: NostrEvent, serial: number): boolean[] {
 
 test("an event replaced in its own batch leaves none of its entries behind", async () => {
   const { s } = open();
-  const w = new Writer(s, 2048, () => {});
+  const w = new Writer(s, { maxBatch: 2048, deferFrom: 1 }, () => {});
   const older = ev({ kind: 30023, tags: [["d", "x"]], content: "alpha", created_at: 1_700_000_000 });
   const newer = ev({ kind: 30023, tags: [["d", "x"]], content: "beta", created_at: 1_700_000_001 });
   const [a, b] = await Promise.all([w.submit(older, storedJson(older)), w.submit(newer, storedJson(newer))]);
@@ -75,7 +75,7 @@ test("an event replaced in its own batch leaves none of its entries behind", asy
 
 test("a deletion in the same batch removes the entries of the event it names", async () => {
   const { s } = open();
-  const w = new Writer(s, 2048, () => {});
+  const w = new Writer(s, { maxBatch: 2048, deferFrom: 1 }, () => {});
   const note = ev({ content: "gamma" });
   const del = ev({ kind: 5, tags: [["e", note.id]] });
   await Promise.all([w.submit(note, storedJson(note)), w.submit(del, storedJson(del))]);
@@ -85,7 +85,7 @@ test("a deletion in the same batch removes the entries of the event it names", a
 
 test("a vanish request sees the events queued before it in its batch", async () => {
   const { s } = open();
-  const w = new Writer(s, { maxBatch: 2048, isOwnUrl: () => true }, () => {});
+  const w = new Writer(s, { maxBatch: 2048, deferFrom: 1, isOwnUrl: () => true }, () => {});
   const note = ev({ content: "delta", created_at: 1_700_000_000 });
   const vanish = ev({ kind: 62, tags: [["relay", "ALL_RELAYS"]], created_at: 1_700_000_005 });
   const [stored] = await Promise.all([

@@ -50,6 +50,8 @@ export interface WriterOptions {
   maxBatch: number;
   /** whether a NIP-62 `relay` tag names this relay */
   isOwnUrl?: (url: string) => boolean;
+  /** batches of at least this many items defer their bulk index puts (see LaterWrites); 32 */
+  deferFrom?: number;
 }
 
 export class Writer {
@@ -119,7 +121,12 @@ export class Writer {
       let deferred: Promise<unknown> = Promise.resolve();
       try {
         await s.env.transaction(() => {
-          const later: LaterWrites = { firstSerial: s.lastSerial + 1, dbs: [], keys: [], values: [] };
+          // A small batch writes everything here: a second trip through the write thread would
+          // cost it more latency than it saves the main thread.
+          const later: LaterWrites | null =
+            batch.length >= (this.opts.deferFrom ?? 32)
+              ? { firstSerial: s.lastSerial + 1, dbs: [], keys: [], values: [] }
+              : null;
           s.later = later;
           try {
             for (const p of batch) {
@@ -137,7 +144,7 @@ export class Writer {
             s.later = null;
             // Issued once lmdb-js has left this callback, so they are queued as asynchronous
             // writes for its write thread rather than performed here on the main thread.
-            deferred = new Promise((resolve) => queueMicrotask(() => resolve(issueLater(later))));
+            if (later) deferred = new Promise((resolve) => queueMicrotask(() => resolve(issueLater(later))));
           }
         });
       } catch (e) {
@@ -150,43 +157,50 @@ export class Writer {
       this.batches++;
       this.lastBatchSize = batch.length;
       this.lastCommitMs = performance.now() - started;
-      // The next batch may start while this one's deferred puts are written and flushed to disk;
-      // readers see it, and answers and broadcasts go out, only after both, in commit order.
+      // The next batch may start while this one's deferred puts are written and flushed to disk.
+      // Once its puts are committed, readers see the batch and live subscribers get it (what a
+      // REQ would return at that moment); the OKs wait for the flush, so `OK true` means on disk.
+      // Both happen in commit order.
       const prev = flushing;
       flushing = prev
         .then(() => deferred)
-        .catch((e) => {
-          // The events are committed but not all of their index entries: the `indexed` mark
-          // did not move, so the next start restores them. Until then, say it failed.
-          const r = error(`could not index event: ${(e as Error).message}`);
-          for (const p of batch)
-            if (p.type === "event" && p.outcome?.status === "stored")
-              p.outcome = { status: "rejected", reject: r };
-        })
+        .then(
+          () => this.publish(batch),
+          (e) => {
+            // The events are committed but not all of their index entries: the `indexed` mark
+            // did not move, so the next start restores them. Until then, say it failed.
+            const r = error(`could not index event: ${(e as Error).message}`);
+            for (const p of batch)
+              if (p.type === "event" && p.outcome?.status === "stored")
+                p.outcome = { status: "rejected", reject: r };
+          },
+        )
         .then(() => s.env.flushed)
-        .then(() => {
-          for (const p of batch)
-            if (p.type === "event" && p.outcome?.status === "stored") this.visibleSerial = p.outcome.serial;
-          this.finish(batch);
-        });
+        .then(() => this.answer(batch));
       if (this.queue.length === 0) await flushing;
     }
     await flushing;
   }
 
-  private finish(batch: Pending[]): void {
+  /** Makes a committed batch visible to readers and hands its stored events to live fanout. */
+  private publish(batch: Pending[]): void {
     const stored: Committed[] = [];
+    for (const p of batch)
+      if (p.type === "event" && p.outcome?.status === "stored") {
+        this.visibleSerial = p.outcome.serial;
+        stored.push({ event: p.event, json: p.json, serial: p.outcome.serial });
+      }
+    if (stored.length > 0) this.onCommitted(stored);
+  }
+
+  /** Answers every submitter of a batch that is on disk. */
+  private answer(batch: Pending[]): void {
     for (const p of batch) {
       if (p.type === "task") {
         if (p.failed !== undefined) p.reject(p.failed);
         else p.resolve(p.result);
-        continue;
-      }
-      const o = p.outcome ?? { status: "rejected", reject: error("not written") };
-      if (o.status === "stored") stored.push({ event: p.event, json: p.json, serial: o.serial });
-      p.resolve(o);
+      } else p.resolve(p.outcome ?? { status: "rejected", reject: error("not written") });
     }
-    if (stored.length > 0) this.onCommitted(stored);
   }
 
   /** Runs inside the write transaction. */

@@ -17,7 +17,7 @@ export interface VerifyPoolOptions {
   libraryPath?: string;
   /** Flush a batch once it holds this many events; default 64. */
   batchSize?: number;
-  /** ...or this long after its first event arrived, whichever comes first; default 1 ms. */
+  /** ...or, while every thread is busy, this long after its first event arrived; default 1 ms. */
   flushMs?: number;
 }
 
@@ -44,6 +44,8 @@ export class VerifyPool {
   private events: NostrEvent[] = [];
   private waiters: Waiter[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** a flush is scheduled for the end of this turn */
+  private soon = false;
   private readonly running = new Set<Promise<void>>();
   private waiting = 0;
   private closed = false;
@@ -93,7 +95,18 @@ export class VerifyPool {
       this.events.push(event);
       this.waiters.push({ resolve, reject });
       if (this.events.length >= this.batchSize) this.flush();
-      else if (this.timer === undefined) this.timer = setTimeout(() => this.flush(), this.flushMs);
+      else if (this.timer === undefined && !this.soon) {
+        // A thread sits idle: send what this turn of the event loop brings, without waiting for
+        // the timer (a lone live event would pay it in full). All busy: gather until a batch
+        // comes back, the batch is full, or the timer fires.
+        if (this.running.size < this.threads) {
+          this.soon = true;
+          setImmediate(() => {
+            this.soon = false;
+            this.flush();
+          });
+        } else this.timer = setTimeout(() => this.flush(), this.flushMs);
+      }
     });
   }
 
@@ -116,6 +129,7 @@ export class VerifyPool {
     const run = this.runBatch(this.piscina, events, waiters).finally(() => {
       this.running.delete(run);
       this.waiting -= waiters.length;
+      if (this.events.length > 0 && !this.closed) this.flush(); // a thread is free again
     });
     this.running.add(run);
   }
