@@ -5,9 +5,9 @@
 // over the write transaction and written once in flush(), like the search document frequencies.
 // Counters are written in the transaction itself (never deferred), so they commit with the events.
 import type { NostrEvent } from "../nostr/event.ts";
-import { hexBytes, readU64, serialKey } from "../store/keys.ts";
+import { hexBytes } from "../store/keys.ts";
 import type { BinDb, Indexer, Store } from "../store/store.ts";
-import { openDb } from "../store/store.ts";
+import { openDb, replayStored } from "../store/store.ts";
 import { engagements, followed, relayList } from "./engagement.ts";
 import type { NoteCounts, PubkeyCounts } from "./keys.ts";
 import {
@@ -178,22 +178,13 @@ export function recount(s: Store, c: Counters, batch = 10_000): { events: number
   c.listener = undefined;
   c.markStale();
   for (const db of [c.notes, c.pubkeys, c.relays, c.meta]) db.clearSync();
-  let next = 1;
-  let events = 0;
-  for (;;) {
-    let n = 0;
-    s.env.transactionSync(() => {
-      for (const { key, value } of s.events.getRange({ start: serialKey(next), limit: batch })) {
-        const serial = readU64(key as Buffer, 0);
-        c.put(s, JSON.parse((value as Buffer).toString("utf8")) as NostrEvent, serial);
-        next = serial + 1;
-        n++;
-      }
-      c.flush(s);
-    });
-    events += n;
-    if (n < batch) break;
-  }
+  const events = replayStored(
+    s,
+    1,
+    batch,
+    (e, serial) => c.put(s, e, serial),
+    () => c.flush(s),
+  );
   c.markCurrent();
   c.listener = listener;
   return { events, ms: performance.now() - started };

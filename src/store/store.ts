@@ -130,19 +130,49 @@ export function indexedThrough(s: Store): number {
  */
 export function restoreIndexes(s: Store): number {
   const from = indexedThrough(s) + 1;
-  let n = 0;
-  if (from <= s.lastSerial)
+  if (from > s.lastSerial) return 0;
+  return replayStored(
+    s,
+    from,
+    Number.MAX_SAFE_INTEGER,
+    (e, serial) => {
+      for (const [db, k] of indexEntries(s, e, serial)) db.put(k, EMPTY);
+      for (const ix of s.indexers) ix.restore?.(s, e, serial);
+    },
+    () => s.state.put(INDEXED_KEY, serialKey(s.lastSerial)),
+  );
+}
+
+/**
+ * Feeds every stored event from serial `from` on, in serial order, to `apply`, `batch` events
+ * per write transaction, calling `endBatch` at the end of each (inside it). For rebuilding and
+ * restoring indexes; returns how many events it read.
+ */
+export function replayStored(
+  s: Store,
+  from: number,
+  batch: number,
+  apply: (e: NostrEvent, serial: number) => void,
+  endBatch: () => void = () => {},
+  progress?: (events: number) => void,
+): number {
+  let next = from;
+  let events = 0;
+  for (;;) {
+    let n = 0;
     s.env.transactionSync(() => {
-      for (const { key, value } of s.events.getRange({ start: serialKey(from) })) {
+      for (const { key, value } of s.events.getRange({ start: serialKey(next), limit: batch })) {
         const serial = readU64(key as Buffer, 0);
-        const e = JSON.parse((value as Buffer).toString("utf8")) as NostrEvent;
-        for (const [db, k] of indexEntries(s, e, serial)) db.put(k, EMPTY);
-        for (const ix of s.indexers) ix.restore?.(s, e, serial);
+        apply(JSON.parse((value as Buffer).toString("utf8")) as NostrEvent, serial);
+        next = serial + 1;
         n++;
       }
-      s.state.put(INDEXED_KEY, serialKey(s.lastSerial));
+      endBatch();
     });
-  return n;
+    events += n;
+    if (n > 0) progress?.(events);
+    if (n < batch) return events;
+  }
 }
 
 export function openStore(path: string): Store {
