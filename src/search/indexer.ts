@@ -92,12 +92,13 @@ export class SearchIndex implements Indexer {
   }
 
   restore(_s: Store, e: NostrEvent, serial: number): void {
-    const doc = analyze(e);
-    if (!doc) return;
-    for (const [t, tf] of doc.terms)
+    const prep = prepareDoc(e);
+    if (!prep) return;
+    let i = 0;
+    for (const tf of prep.doc.terms.values())
       this.postings.put(
-        postingKey(tokenPrefix(t), e.created_at, serial),
-        postingValue(tf, doc.length, e.kind),
+        postingKey(prep.prefixes[i++]!, e.created_at, serial),
+        postingValue(tf, prep.doc.length, e.kind),
       );
   }
 

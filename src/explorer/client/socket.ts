@@ -1,15 +1,9 @@
 // The explorer's one WebSocket to its own relay: subscriptions (sent again after a reconnect),
 // publishing with the relay's OK, and NIP-42 AUTH when the relay asks for it on a write.
 
-export interface NostrEvent {
-  id: string;
-  pubkey: string;
-  created_at: number;
-  kind: number;
-  tags: string[][];
-  content: string;
-  sig: string;
-}
+import type { NostrEvent } from "../../nostr/event.ts";
+
+export type { NostrEvent };
 
 export type Filter = Record<string, unknown>;
 
