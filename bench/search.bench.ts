@@ -1,15 +1,18 @@
 // NIP-50 search and its cost, on generated notes (Zipf-distributed words, some URLs, a few
 // articles and profiles). Run: bun bench/search.bench.ts [events=50000] [queries=2000]
-//  1. ingest: the real Writer committing batches of 10,000 events, search index off vs on
+//  1. ingest: the real Writer committing batches of 10,000 events, then the search consumer
+//     applying them (one transaction per batch), search off vs on
 //  2. index size: bytes per event of the search databases, and of the whole file, off vs on
 //  3. search latency: two-word queries with limit 20 through runQuery (the REQ path, bodies
 //     loaded): words taken from one stored note (so there is a hit) and random vocabulary pairs
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadConfig } from "../src/config/load.ts";
+import type { Derived } from "../src/derived.ts";
+import { openDerived } from "../src/derived.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
-import { enableSearch } from "../src/search/setup.ts";
 import { runQuery } from "../src/store/query.ts";
 import type { BinDb, Store } from "../src/store/store.ts";
 import { openStore } from "../src/store/store.ts";
@@ -104,11 +107,12 @@ function dbBytes(db: BinDb): number {
 async function ingest(
   events: NostrEvent[],
   search: boolean,
-): Promise<{ store: Store; dir: string; commitMs: number[]; totalMs: number[] }> {
+): Promise<{ store: Store; dir: string; derived: Derived; commitMs: number[]; totalMs: number[] }> {
   const dir = mkdtempSync(join(tmpdir(), "search-bench-"));
   const store = openStore(dir);
-  if (search) enableSearch(store, () => {});
-  const writer = new Writer(store, BATCH, () => {});
+  const config = loadConfig({ flags: { "search.enabled": String(search), "api.enabled": "false" } });
+  const derived = openDerived(store, config, { log: () => {} });
+  const writer = new Writer(store, BATCH, (st, rm) => derived.runner.committed(st, rm));
   const commitMs: number[] = [];
   const totalMs: number[] = [];
   for (let i = 0; i < events.length; i += BATCH) {
@@ -116,10 +120,11 @@ async function ingest(
     const t0 = performance.now();
     await Promise.all(batch.map((e) => writer.submit(e, storedJson(e))));
     await writer.drain();
+    await derived.runner.settle();
     totalMs.push(performance.now() - t0);
-    commitMs.push(writer.lastCommitMs);
+    commitMs.push(writer.lastCommitMs + (derived.runner.lag()[0]?.lastApplyMs ?? 0));
   }
-  return { store, dir, commitMs, totalMs };
+  return { store, dir, derived, commitMs, totalMs };
 }
 
 const pct = (xs: number[], p: number): number => {
@@ -134,24 +139,32 @@ console.log(`${EVENTS.toLocaleString("en-US")} generated events, ${VOCAB} words,
 
 const off = await ingest(events, false);
 const on = await ingest(events, true);
-console.log("ingest (Writer, one transaction per 10,000 events), median over batches:");
-console.log(`  search off: commit ${ms(median(off.commitMs))}, submit→flushed ${ms(median(off.totalMs))}`);
-console.log(`  search on:  commit ${ms(median(on.commitMs))}, submit→flushed ${ms(median(on.totalMs))}`);
+console.log(
+  "ingest (Writer and search consumer, a transaction each per 10,000 events), median over batches:",
+);
+console.log(`  search off: commit ${ms(median(off.commitMs))}, submit→applied ${ms(median(off.totalMs))}`);
+console.log(`  search on:  commit ${ms(median(on.commitMs))}, submit→applied ${ms(median(on.totalMs))}`);
 console.log(
   `  per event:  +${((median(on.commitMs) - median(off.commitMs)) / BATCH).toFixed(3)} ms commit with search\n`,
 );
 
-const ix = on.store.indexers.find((x) => x.name === "search") as unknown as Record<string, BinDb>;
-const searchBytes = dbBytes(ix.postings!) + dbBytes(ix.df!) + dbBytes(ix.meta!);
-const postings = (ix.postings!.getStats() as { entryCount: number }).entryCount;
+const ix = on.derived.search!;
+const searchBytes = dbBytes(ix.blocks) + dbBytes(ix.meta);
+const blocks = (ix.blocks.getStats() as { entryCount: number }).entryCount;
 const fileOff = statSync(join(off.dir, "data.mdb")).size;
 const fileOn = statSync(join(on.dir, "data.mdb")).size;
 console.log("index size:");
-console.log(`  search databases: ${(searchBytes / EVENTS).toFixed(0)} bytes/event (${postings} postings)`);
+console.log(`  search databases: ${(searchBytes / EVENTS).toFixed(0)} bytes/event (${blocks} blocks)`);
 console.log(`  data.mdb: ${(fileOff / EVENTS).toFixed(0)} → ${(fileOn / EVENTS).toFixed(0)} bytes/event\n`);
 
 const stored = events.filter((e) => e.kind === 1);
-const opts = { hwm: on.store.lastSerial, defaultLimit: 500, maxLimit: 5000, yieldEvery: 512 };
+const opts = {
+  hwm: on.store.lastSerial,
+  defaultLimit: 500,
+  maxLimit: 5000,
+  yieldEvery: 512,
+  search: on.derived.searcher,
+};
 async function latency(label: string, query: () => string, print = true): Promise<void> {
   const times: number[] = [];
   let results = 0;
@@ -178,6 +191,7 @@ await latency("two random vocabulary words", () => `${pick(vocab)} ${pick(vocab)
 await latency("two Zipf words (common pairs)", () => `${zipf()} ${zipf()}`);
 
 for (const r of [off, on]) {
+  await r.derived.runner.stop();
   await r.store.env.close();
   rmSync(r.dir, { recursive: true, force: true });
 }

@@ -18,7 +18,10 @@ const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> 
   stats: { about: "event counts by kind, database sizes", load: () => import("./cli/stats.ts") },
   compact: { about: "write a compacted copy of the data (backup)", load: () => import("./cli/compact.ts") },
   delete: { about: "remove stored events matching a filter", load: () => import("./cli/delete.ts") },
-  reindex: { about: "rebuild the search index from stored events", load: () => import("./cli/reindex.ts") },
+  reindex: {
+    about: "rebuild derived indexes (search, counters) from stored events",
+    load: () => import("./cli/reindex.ts"),
+  },
   req: { about: "query any relay: one REQ, events as JSONL", load: () => import("./cli/req.ts") },
   publish: { about: "sign and send an event to any relay", load: () => import("./cli/publish.ts") },
   doctor: { about: "diagnose a relay: DNS, TCP, TLS, NIP-11, REQ", load: () => import("./cli/doctor.ts") },

@@ -4,6 +4,7 @@ import type { Server } from "bun";
 import { startApi } from "./api/routes.ts";
 import { ConfigError } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
+import { openDerived } from "./derived.ts";
 import { broadcast } from "./fanout/broadcast.ts";
 import { LiveIndex } from "./fanout/live-index.ts";
 import type { Subscription } from "./fanout/subscription.ts";
@@ -12,10 +13,10 @@ import { newCounters } from "./ingest/context.ts";
 import { PolicyPlugin } from "./ingest/plugin.ts";
 import { RateLimiter } from "./ingest/ratelimit.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
+import { matchSearch } from "./search/match.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
 import { startMetricsServer } from "./server/metrics.ts";
 import { startServer } from "./server/server.ts";
-import { registerIndexers } from "./store/indexers.ts";
 import { openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
 import { createVerifyPool } from "./verify/pool.ts";
@@ -41,17 +42,21 @@ export function startRelay(config: Config): Relay {
     batchSize: config["verify.batchSize"],
   });
   const store = openStore(config.data);
-  const expiration = registerIndexers(store, config);
-  const live = new LiveIndex<Subscription>();
+  const derived = openDerived(store, config);
+  const { expiration, runner } = derived;
+  const live = new LiveIndex<Subscription>(derived.search ? matchSearch : undefined);
   // The listening port is known only once the server is up (port 0 picks one).
   let isOwnUrl: (url: string) => boolean = () => false;
   const writer = new Writer(
     store,
     { maxBatch: config["writer.maxBatch"], isOwnUrl: (url) => isOwnUrl(url) },
-    (stored) => {
+    (stored, removed) => {
+      // The consumers' views first: a subscriber told of an event can search for it at once.
+      runner.committed(stored, removed);
       for (const s of stored) broadcast(live, s.event, s.json, s.serial);
     },
   );
+  runner.start();
   const ctx: RelayContext = {
     config,
     store,
@@ -63,6 +68,7 @@ export function startRelay(config: Config): Relay {
     startedAt: Date.now(),
     isOwnUrl: (url) => isOwnUrl(url),
     expiration,
+    derived,
     rates: new RateLimiter(() => ctx.config),
     conns: new Set(),
     plugin: config["policy.plugin"]
@@ -103,6 +109,7 @@ export function startRelay(config: Config): Relay {
         for (const conn of conns) conn.close(1001, "relay shutting down");
         await verifyPool.close();
         await writer.drain();
+        await runner.stop();
         await store.env.close();
       })();
       return stopping;

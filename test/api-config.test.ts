@@ -73,9 +73,7 @@ describe("counters over existing data", () => {
     } finally {
       console.log = log;
     }
-    expect(lines.filter((l) => /^api: counters built from 5 stored events in \d+ ms$/.test(l))).toHaveLength(
-      1,
-    );
+    expect(lines.filter((l) => /^counters: built from 5 stored events in \d+ ms$/.test(l))).toHaveLength(1);
     const trending = (await (await get(on, "/v0/trending/notes")).json()) as {
       notes: { event: { id: string }; counts: unknown }[];
     };

@@ -4,8 +4,9 @@
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { getPublicKey } from "nostr-tools/pure";
-import { enableCounters } from "../src/api/counters.ts";
 import { TrendingWindow } from "../src/api/trending.ts";
+import { loadConfig } from "../src/config/load.ts";
+import { openDerived } from "../src/derived.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import { openStore } from "../src/store/store.ts";
@@ -22,11 +23,12 @@ afterAll(async () => {
 test("notes leave the window as the clock moves; ties rank newer first, then lower id", async () => {
   const T = now();
   let clock = T;
-  const counters = enableCounters(store, () => {});
+  const derived = openDerived(store, loadConfig(), { log: () => {} });
+  const counters = derived.counters!;
   const window = new TrendingWindow(100, counters, () => clock);
   window.seed(store);
   counters.listener = window;
-  const writer = new Writer(store, 100, () => {});
+  const writer = new Writer(store, 100, (stored, removed) => derived.runner.committed(stored, removed));
   const write = async (e: NostrEvent) =>
     expect(await writer.submit(e, storedJson(e))).toMatchObject({ status: "stored" });
 
@@ -66,4 +68,5 @@ test("notes leave the window as the clock moves; ties rank newer first, then low
   expect(reseeded.seed(store)).toBe(2);
   expect(reseeded.top(10, () => true).map((n) => n.id)).toEqual([first, second]);
   await writer.drain();
+  await derived.runner.stop();
 });

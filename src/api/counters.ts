@@ -1,17 +1,21 @@
-// The aggregates behind the HTTP API as a store Indexer: per note its likes, other reactions,
-// reposts, replies, zaps and zapped msats; per pubkey its followers and kind-1 notes; per relay
-// URL the kind-10002 lists naming it. put() adds what engagement.ts says an event contributes
-// and remove() (replaced, deleted, expired or vanished) subtracts the same; the deltas are summed
-// over the write transaction and written once in flush(), like the search document frequencies.
-// Counters are written in the transaction itself (never deferred), so they commit with the events.
+// The aggregates behind the HTTP API, as a consumer of the event log: per note its likes, other
+// reactions, reposts, replies, zaps and zapped msats; per pubkey its followers and kind-1 notes;
+// per relay URL the kind-10002 lists naming it. engagement.ts says what an event contributes;
+// a batch adds the contributions of its events and subtracts those of removed ones (replaced,
+// deleted, expired, vanished), summed per key and written once per batch. Reads add the views
+// of batches not yet applied, so a count moves the moment an event is committed.
+import type { Consumer, Derived, Tail, Watermark } from "../consumers/consumer.ts";
+import { noTail, readWatermark } from "../consumers/consumer.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { hexBytes } from "../store/keys.ts";
-import type { BinDb, Indexer, Store } from "../store/store.ts";
-import { openDb, replayStored } from "../store/store.ts";
+import type { BinDb, Store } from "../store/store.ts";
+import { openDb } from "../store/store.ts";
+import type { Engagement } from "./engagement.ts";
 import { engagements, followed, relayList } from "./engagement.ts";
 import type { NoteCounts, PubkeyCounts } from "./keys.ts";
 import {
   isZeroNote,
+  NOTE_FIELDS,
   noteValue,
   pubkeyValue,
   readNote,
@@ -19,192 +23,190 @@ import {
   readU32,
   relayKey,
   u32,
-  VERSION_KEY,
   zeroNote,
   zeroPubkey,
 } from "./keys.ts";
 
 /** Bumped when what is counted changes, so stores counted the old way are counted again. */
-export const COUNTERS_VERSION = 1;
+export const COUNTERS_VERSION = 2;
 
-/** Told about kind-1 notes as they are stored or removed, and about new totals after a flush. */
+/** Told about kind-1 notes as they are committed or removed, and about their new totals. */
 export interface NoteListener {
-  added(e: NostrEvent, serial: number): void;
+  added(id: string, createdAt: number, serial: number): void;
   removed(id: string): void;
   counted(id: string, counts: NoteCounts): void;
 }
 
-export class Counters implements Indexer {
-  readonly name = "api-counters";
-  readonly notes: BinDb;
-  readonly pubkeys: BinDb;
-  readonly relays: BinDb;
-  readonly meta: BinDb;
-  listener: NoteListener | undefined;
+/** What one event contributes. */
+export interface Contribution {
+  engages: Engagement[];
+  /** kind 1: the note itself (its author's note count, the trending window) */
+  note?: { id: string; pubkey: string; createdAt: number };
+  /** kind 3: the pubkeys it follows */
+  follows?: string[];
+  /** kind 10002: the relay URLs it lists */
+  relays?: string[];
+}
 
-  private noteDelta = new Map<string, NoteCounts>();
-  private pubkeyDelta = new Map<string, PubkeyCounts>();
-  private relayDelta = new Map<string, number>();
+/** Counter deltas of events not yet applied (or of a batch being applied). */
+export interface Deltas {
+  notes: Map<string, NoteCounts>;
+  pubkeys: Map<string, PubkeyCounts>;
+  relays: Map<string, number>;
+}
 
-  constructor(s: Store) {
-    this.notes = openDb(s, "api_note");
-    this.pubkeys = openDb(s, "api_pubkey");
-    this.relays = openDb(s, "api_relay");
-    this.meta = openDb(s, "api_meta");
+const newDeltas = (): Deltas => ({ notes: new Map(), pubkeys: new Map(), relays: new Map() });
+
+function getOr<K, V>(m: Map<K, V>, k: K, make: () => V): V {
+  let v = m.get(k);
+  if (v === undefined) {
+    v = make();
+    m.set(k, v);
   }
+  return v;
+}
 
-  put(_s: Store, e: NostrEvent, serial: number): void {
-    this.apply(e, 1);
-    if (e.kind === 1) this.listener?.added(e, serial);
+/** Adds (sign 1) or subtracts (sign -1) one contribution. */
+function addTo(d: Deltas, c: Contribution, sign: number): void {
+  for (const g of c.engages) {
+    const n = getOr(d.notes, g.id, zeroNote);
+    n[g.field] += sign;
+    if (g.msats !== undefined) n.msats += sign > 0 ? g.msats : -g.msats;
   }
-
-  remove(_s: Store, e: NostrEvent, _serial: number): void {
-    this.apply(e, -1);
-    if (e.kind === 1) this.listener?.removed(e.id);
-  }
-
-  private apply(e: NostrEvent, sign: 1 | -1): void {
-    for (const g of engagements(e)) {
-      const d = this.noteDeltaOf(g.id);
-      d[g.field] += sign;
-      if (g.msats !== undefined) d.msats += sign > 0 ? g.msats : -g.msats;
-    }
-    if (e.kind === 1) this.pubkeyDeltaOf(e.pubkey).notes += sign;
-    else if (e.kind === 3) for (const pk of followed(e)) this.pubkeyDeltaOf(pk).followers += sign;
-    else if (e.kind === 10002)
-      for (const r of relayList(e)) this.relayDelta.set(r.url, (this.relayDelta.get(r.url) ?? 0) + sign);
-  }
-
-  private noteDeltaOf(id: string): NoteCounts {
-    let d = this.noteDelta.get(id);
-    if (!d) {
-      d = zeroNote();
-      this.noteDelta.set(id, d);
-    }
-    return d;
-  }
-
-  private pubkeyDeltaOf(pk: string): PubkeyCounts {
-    let d = this.pubkeyDelta.get(pk);
-    if (!d) {
-      d = zeroPubkey();
-      this.pubkeyDelta.set(pk, d);
-    }
-    return d;
-  }
-
-  flush(_s?: Store): void {
-    for (const [id, d] of this.noteDelta) {
-      if (isZeroDelta(d)) continue;
-      const key = hexBytes(id);
-      const c = readNote(this.notes.get(key));
-      c.likes += d.likes;
-      c.reactions += d.reactions;
-      c.reposts += d.reposts;
-      c.replies += d.replies;
-      c.zaps += d.zaps;
-      c.msats += d.msats;
-      if (isZeroNote(c)) this.notes.remove(key);
-      else this.notes.put(key, noteValue(c));
-      this.listener?.counted(id, readNote(noteValue(c)));
-    }
-    this.noteDelta.clear();
-    for (const [pk, d] of this.pubkeyDelta) {
-      if (d.followers === 0 && d.notes === 0) continue;
-      const key = hexBytes(pk);
-      const c = readPubkey(this.pubkeys.get(key));
-      c.followers += d.followers;
-      c.notes += d.notes;
-      if (c.followers <= 0 && c.notes <= 0) this.pubkeys.remove(key);
-      else this.pubkeys.put(key, pubkeyValue(c));
-    }
-    this.pubkeyDelta.clear();
-    for (const [url, d] of this.relayDelta) {
-      const key = d === 0 ? undefined : relayKey(url);
-      if (!key) continue;
-      const n = readU32(this.relays.get(key)) + d;
-      if (n <= 0) this.relays.remove(key);
-      else this.relays.put(key, u32(n));
-    }
-    this.relayDelta.clear();
-  }
-
-  /** A note's counters as stored plus what this transaction has added so far. */
-  note(id: string): NoteCounts {
-    const c = readNote(this.notes.get(hexBytes(id)));
-    const d = this.noteDelta.get(id);
-    if (d) {
-      for (const f of ["likes", "reactions", "reposts", "replies", "zaps"] as const)
-        c[f] = Math.max(0, c[f] + d[f]);
-      c.msats = c.msats + d.msats < 0n ? 0n : c.msats + d.msats;
-    }
-    return c;
-  }
-
-  pubkey(pk: string): PubkeyCounts {
-    return readPubkey(this.pubkeys.get(hexBytes(pk)));
-  }
-
-  /** How many relay URLs stored relay lists name. */
-  relayCount(): number {
-    return this.relays.getKeysCount();
-  }
-
-  isCurrent(): boolean {
-    const v = this.meta.get(VERSION_KEY);
-    return v !== undefined && readU32(v) === COUNTERS_VERSION;
-  }
-
-  markCurrent(): void {
-    this.meta.putSync(VERSION_KEY, u32(COUNTERS_VERSION));
-  }
-
-  /** Forgets the version, so the next start with the API enabled counts everything again. */
-  markStale(): void {
-    if (this.meta.get(VERSION_KEY) !== undefined) this.meta.removeSync(VERSION_KEY);
-  }
+  if (c.note) getOr(d.pubkeys, c.note.pubkey, zeroPubkey).notes += sign;
+  if (c.follows) for (const pk of c.follows) getOr(d.pubkeys, pk, zeroPubkey).followers += sign;
+  if (c.relays) for (const url of c.relays) d.relays.set(url, (d.relays.get(url) ?? 0) + sign);
 }
 
 const isZeroDelta = (d: NoteCounts): boolean =>
   d.likes === 0 && d.reactions === 0 && d.reposts === 0 && d.replies === 0 && d.zaps === 0 && d.msats === 0n;
 
-/**
- * Counts every stored event again from nothing, `batch` events per write transaction, in serial
- * order. Run at start-up (before the writer starts) when the counters are missing or stale.
- */
-export function recount(s: Store, c: Counters, batch = 10_000): { events: number; ms: number } {
-  const started = performance.now();
-  const listener = c.listener;
-  c.listener = undefined;
-  c.markStale();
-  for (const db of [c.notes, c.pubkeys, c.relays, c.meta]) db.clearSync();
-  const events = replayStored(
-    s,
-    1,
-    batch,
-    (e, serial) => c.put(s, e, serial),
-    () => c.flush(s),
-  );
-  c.markCurrent();
-  c.listener = listener;
-  return { events, ms: performance.now() - started };
-}
+export class Counters implements Consumer<Contribution, Deltas> {
+  readonly name = "counters";
+  readonly version = COUNTERS_VERSION;
+  readonly notes: BinDb;
+  readonly pubkeys: BinDb;
+  readonly relays: BinDb;
+  listener: NoteListener | undefined;
+  /** set by the runner that feeds this consumer */
+  tail: Tail<Deltas> = noTail;
 
-/** Registers the counters as a store indexer, counting the stored events first if needed. */
-export function enableCounters(s: Store, log: (line: string) => void = console.log): Counters {
-  const c = new Counters(s);
-  if (!c.isCurrent()) {
-    const r = recount(s, c);
-    if (r.events > 0) log(`api: counters built from ${r.events} stored events in ${Math.round(r.ms)} ms`);
+  constructor(private readonly s: Store) {
+    this.notes = openDb(s, "api_note");
+    this.pubkeys = openDb(s, "api_pubkey");
+    this.relays = openDb(s, "api_relay");
   }
-  s.indexers.push(c);
-  return c;
-}
 
-/** With the API off the writer does not keep the counters: they must be rebuilt when it is on. */
-export function disableCounters(s: Store): void {
-  new Counters(s).markStale();
-}
+  prepare(e: NostrEvent): Contribution | null {
+    const c: Contribution = { engages: engagements(e) };
+    if (e.kind === 1) c.note = { id: e.id, pubkey: e.pubkey, createdAt: e.created_at };
+    else if (e.kind === 3) c.follows = followed(e);
+    else if (e.kind === 10002) c.relays = relayList(e).map((r) => r.url);
+    return c.engages.length > 0 || c.note || c.follows?.length || c.relays?.length ? c : null;
+  }
 
-export const countersOf = (s: Store): Counters | undefined =>
-  s.indexers.find((ix): ix is Counters => ix instanceof Counters);
+  newView(): Deltas {
+    return newDeltas();
+  }
+
+  view(v: Deltas, d: Derived<Contribution>, sign: 1 | -1, removal: boolean): void {
+    const effect = removal ? -sign : sign;
+    addTo(v, d.p, effect);
+    const l = this.listener;
+    if (!l) return;
+    const note = d.p.note;
+    if (note) {
+      if (effect > 0) l.added(note.id, note.createdAt, d.serial);
+      else l.removed(note.id);
+    }
+    for (const g of d.p.engages) l.counted(g.id, this.note(g.id));
+  }
+
+  apply(_s: Store, adds: readonly Derived<Contribution>[], removes: readonly Derived<Contribution>[]): void {
+    const d = newDeltas();
+    for (const a of adds) addTo(d, a.p, 1);
+    for (const r of removes) addTo(d, r.p, -1);
+    for (const [id, delta] of d.notes) {
+      if (isZeroDelta(delta)) continue;
+      const key = hexBytes(id);
+      const c = readNote(this.notes.get(key));
+      for (const f of NOTE_FIELDS) c[f] += delta[f];
+      c.msats += delta.msats;
+      if (isZeroNote(c)) this.notes.remove(key);
+      else this.notes.put(key, noteValue(c));
+    }
+    for (const [pk, delta] of d.pubkeys) {
+      if (delta.followers === 0 && delta.notes === 0) continue;
+      const key = hexBytes(pk);
+      const c = readPubkey(this.pubkeys.get(key));
+      c.followers += delta.followers;
+      c.notes += delta.notes;
+      if (c.followers <= 0 && c.notes <= 0) this.pubkeys.remove(key);
+      else this.pubkeys.put(key, pubkeyValue(c));
+    }
+    for (const [url, delta] of d.relays) {
+      const key = delta === 0 ? undefined : relayKey(url);
+      if (!key) continue;
+      const n = readU32(this.relays.get(key)) + delta;
+      if (n <= 0) this.relays.remove(key);
+      else this.relays.put(key, u32(n));
+    }
+  }
+
+  clear(_s: Store): void {
+    for (const db of [this.notes, this.pubkeys, this.relays]) db.clearSync();
+    // The counters of the first version lived beside their own version key.
+    const legacy = openDb(this.s, "api_meta");
+    legacy.clearSync();
+  }
+
+  /** The views of what is committed and not in the entries read with watermark `w`. */
+  private views(): { w: Watermark | undefined; views: Deltas[] } {
+    const w = readWatermark(this.s, this.name);
+    return { w, views: this.tail.views(w) };
+  }
+
+  /** A note's counters: what is on disk plus what is committed and not yet applied. */
+  note(id: string): NoteCounts {
+    const { views } = this.views();
+    const c = readNote(this.notes.get(hexBytes(id)));
+    for (const v of views) {
+      const d = v.notes.get(id);
+      if (!d) continue;
+      for (const f of NOTE_FIELDS) c[f] += d[f];
+      c.msats += d.msats;
+    }
+    for (const f of NOTE_FIELDS) c[f] = Math.max(0, c[f]);
+    if (c.msats < 0n) c.msats = 0n;
+    return c;
+  }
+
+  pubkey(pk: string): PubkeyCounts {
+    const { views } = this.views();
+    const c = readPubkey(this.pubkeys.get(hexBytes(pk)));
+    for (const v of views) {
+      const d = v.pubkeys.get(pk);
+      if (!d) continue;
+      c.followers += d.followers;
+      c.notes += d.notes;
+    }
+    return { followers: Math.max(0, c.followers), notes: Math.max(0, c.notes) };
+  }
+
+  /** How many relay URLs stored relay lists name. */
+  relayCount(): number {
+    const { views } = this.views();
+    let n = this.relays.getKeysCount();
+    const delta = new Map<string, number>();
+    for (const v of views) for (const [url, d] of v.relays) delta.set(url, (delta.get(url) ?? 0) + d);
+    for (const [url, d] of delta) {
+      const key = d === 0 ? undefined : relayKey(url);
+      if (!key) continue;
+      const before = readU32(this.relays.get(key));
+      const after = before + d;
+      if (before <= 0 && after > 0) n++;
+      else if (before > 0 && after <= 0) n--;
+    }
+    return n;
+  }
+}

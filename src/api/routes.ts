@@ -6,13 +6,10 @@ import * as nip19 from "nostr-tools/nip19";
 import type { RelayContext } from "../ingest/context.ts";
 import { storedKind } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
-import { searchFilter } from "../search/engine.ts";
-import { searchIndexOf } from "../search/indexer.ts";
 import type { QueryOptions } from "../store/query.ts";
 import { runQuery } from "../store/query.ts";
 import { readEvent } from "../store/store.ts";
 import type { Counters } from "./counters.ts";
-import { countersOf } from "./counters.ts";
 import { followed, relayList } from "./engagement.ts";
 import type { NoteCounts } from "./keys.ts";
 import { Prober } from "./online.ts";
@@ -31,7 +28,7 @@ export interface Api {
 /** Called once by startRelay after the indexers are registered and before the writer runs. */
 export function startApi(ctx: RelayContext): Api {
   const c = ctx.config;
-  const counters = c["api.enabled"] ? countersOf(ctx.store) : undefined;
+  const counters = ctx.derived.counters;
   let trending: TrendingWindow | undefined;
   let prober: Prober | undefined;
   if (counters) {
@@ -94,9 +91,10 @@ export function handleApi(
     if (q === "") return fail(400, "invalid: missing q, the text to search for");
     if (q.length > MAX_QUERY_CHARS)
       return fail(400, `invalid: q is longer than ${MAX_QUERY_CHARS} characters`);
-    if (!searchIndexOf(ctx.store)) return fail(404, "not found: search is disabled on this relay");
+    const search = ctx.derived.searcher;
+    if (!search) return fail(404, "not found: search is disabled on this relay");
     return (async () => {
-      const hits = await searchFilter(ctx.store, { search: q }, limit, queryOptions(ctx, v, req));
+      const hits = await search.filter(ctx.store, { search: q }, limit, queryOptions(ctx, v, req));
       if (!hits) return fail(503, "error: the search was cancelled");
       const author = authorCache(ctx.store, v);
       const results = hits.map((h) => {
@@ -197,6 +195,7 @@ function queryOptions(ctx: RelayContext, v: Visibility, req: Request): QueryOpti
     allow:
       v.restrictedKinds.length === 0 ? undefined : (json) => !v.restrictedKinds.includes(storedKind(json)),
     cancelled: () => req.signal.aborted,
+    search: ctx.derived.searcher,
   };
 }
 

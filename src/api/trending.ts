@@ -1,9 +1,8 @@
 // Trending notes: the kind-1 notes of the recent window (api.trendingWindowSeconds) with their
 // engagement, held in memory and ranked on request. Seeded at start-up by one reverse scan of
-// the kind index over the window only; then kept current by the counters indexer, which tells it
-// about notes stored and removed and about new totals at the end of each write transaction.
+// the kind index over the window only; then kept current by the counters consumer, which tells
+// it about notes committed and removed and about new totals as each event is committed.
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
-import type { NostrEvent } from "../nostr/event.ts";
 import { keySerial, keyTime, kindBytes, rangeFor } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
 import { readEvent } from "../store/store.ts";
@@ -63,10 +62,10 @@ export class TrendingWindow implements NoteListener {
     return this.notes.size;
   }
 
-  added(e: NostrEvent, serial: number): void {
+  added(id: string, createdAt: number, serial: number): void {
     const now = this.clock();
     if (now - this.lastPrune >= PRUNE_EVERY_SECONDS) this.prune(now);
-    if (e.created_at >= now - this.seconds) this.track(e.id, serial, e.created_at);
+    if (createdAt >= now - this.seconds) this.track(id, serial, createdAt);
   }
 
   removed(id: string): void {

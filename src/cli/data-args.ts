@@ -5,9 +5,9 @@ import { existsSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfig } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
+import { type Derived, openDerived } from "../derived.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { parseFilter } from "../nostr/filter.ts";
-import { registerIndexers } from "../store/indexers.ts";
 import { openStore, type Store } from "../store/store.ts";
 import { isReject } from "../wire/reasons.ts";
 /** Bad arguments: one line on stderr, exit status 2. */
@@ -88,15 +88,22 @@ export function openExisting(dir: string): Store {
   }
 }
 
+export interface WritableStore {
+  store: Store;
+  derived: Derived;
+  /** Brings the derived indexes (search, counters) up to what was written; before closing. */
+  finish(): void;
+}
+
 /**
- * Opens the store for writing with the indexers `startRelay` keeps (NIP-40 expiry, NIP-50 search
- * when enabled), so events written or removed here leave every index as the server would.
- * Creates the directory unless `mustExist`.
+ * Opens the store for writing with what `startRelay` derives from it (NIP-40 expiry, NIP-50
+ * search and the API counters when enabled), so events written or removed here leave every
+ * index as the server would. Creates the directory unless `mustExist`.
  */
-export function openForWrite(config: Config, mustExist: boolean): Store {
+export function openForWrite(config: Config, mustExist: boolean): WritableStore {
   const store = mustExist ? openExisting(config.data) : openOrCreate(config.data);
-  registerIndexers(store, config, (line) => console.error(line));
-  return store;
+  const derived = openDerived(store, config, { log: (line) => console.error(line) });
+  return { store, derived, finish: () => derived.runner.catchUp() };
 }
 
 function openOrCreate(dir: string): Store {

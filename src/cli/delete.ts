@@ -2,7 +2,7 @@
 // (and the replaceable pointer when it points at them), in write transactions of a chunk each.
 import { removeBySerial } from "../store/lifecycle.ts";
 import { scanOldestFirst, storedId } from "../store/scan.ts";
-import { flushIndexers } from "../store/store.ts";
+import { endTransaction } from "../store/store.ts";
 import {
   commandArgs,
   filterFromFlags,
@@ -38,7 +38,7 @@ export async function run(argv: string[]): Promise<number> {
     if (flags.filter === undefined) throw new UsageError("needs --filter JSON ('{}' matches every event)");
     const filter = filterFromFlags(flags);
     const dryRun = flags["dry-run"] !== undefined;
-    const store = openForWrite(config, true);
+    const { store, finish } = openForWrite(config, true);
     const out = new StdoutSink();
     let matched = 0;
     let removed = 0;
@@ -48,7 +48,7 @@ export async function run(argv: string[]): Promise<number> {
       chunk = [];
       await store.env.transaction(() => {
         for (const serial of serials) if (removeBySerial(store, serial)) removed++;
-        flushIndexers(store);
+        endTransaction(store);
       });
     };
     try {
@@ -60,6 +60,7 @@ export async function run(argv: string[]): Promise<number> {
         if (chunk.length >= CHUNK) await commit();
       }
       if (chunk.length > 0) await commit();
+      finish();
       await out.end();
     } finally {
       await store.env.close();

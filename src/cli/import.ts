@@ -140,16 +140,17 @@ export async function run(argv: string[]): Promise<number> {
     if (positional[0] === undefined && process.stdin.isTTY)
       throw new UsageError("give FILE, or '-' to read standard input (it is a terminal)");
     const { input, size, source } = openInput(positional[0] ?? "-");
-    const store = openForWrite(config, false);
+    const { store, derived, finish } = openForWrite(config, false);
     // The same writer as the server's: duplicates, replaceable rules, NIP-09 deletions, and NIP-62
-    // requests that name this relay (its listening address or publicUrl). Nobody listens to commits.
+    // requests that name this relay (its listening address or publicUrl). Its commits feed the
+    // derived indexes, which apply them in batches as the server's do.
     const writer = new Writer(
       store,
       {
         maxBatch: config["writer.maxBatch"],
         isOwnUrl: ownUrlCheck(config.host, config.port, () => config.publicUrl),
       },
-      () => {},
+      (stored, removed) => derived.runner.committed(stored, removed),
     );
     // Imports bring archives: the past limit is for live traffic; the future limit still holds.
     // libsecp256k1 when present (about 8x faster than noble), as the server chooses it.
@@ -271,6 +272,8 @@ export async function run(argv: string[]): Promise<number> {
     }
     await Promise.all([inFlight, ...pending]);
     await writer.drain();
+    await derived.runner.stop();
+    finish();
     await store.env.close();
     process.off("SIGINT", interrupt);
     process.off("SIGTERM", interrupt);

@@ -6,6 +6,9 @@ import { fmtBytes, fmtDuration, fmtInt } from "./data-args.ts";
 export interface ProgressOptions {
   /** total bytes to read, when known (a file; not a pipe) */
   totalBytes?: number;
+  /** or: counting items (`unit`) up to a known total instead of bytes and lines */
+  total?: number;
+  unit?: string;
   /** redraw a bar in place; default: stderr is a terminal */
   tty?: boolean;
   /** seconds between plain lines when not on a terminal */
@@ -51,10 +54,13 @@ export class Progress {
   private draw(bytes: number, events: number): void {
     const secs = this.elapsed;
     const rate = secs > 0 ? events / secs : 0;
-    const total = this.o.totalBytes;
-    const frac = total ? Math.min(1, bytes / total) : undefined;
+    const counting = this.o.total !== undefined;
+    const total = counting ? this.o.total : this.o.totalBytes;
+    const frac = total ? Math.min(1, (counting ? events : bytes) / total) : undefined;
     const eta = frac !== undefined && frac > 0 ? fmtDuration(secs / frac - secs) : undefined;
-    const stats = `${fmtInt(events)} lines, ${fmtInt(Math.round(rate))}/s, ${fmtBytes(bytes)}`;
+    const stats = counting
+      ? `${fmtInt(events)} of ${fmtInt(total ?? 0)} ${this.o.unit ?? "items"}, ${fmtInt(Math.round(rate))}/s`
+      : `${fmtInt(events)} lines, ${fmtInt(Math.round(rate))}/s, ${fmtBytes(bytes)}`;
     if (!this.tty) {
       const pct = frac === undefined ? "" : ` (${(frac * 100).toFixed(1)}%${eta ? `, ETA ${eta}` : ""})`;
       process.stderr.write(`${this.label}: ${stats}${pct}\n`);

@@ -1,30 +1,62 @@
-// `relay reindex`: rebuilds the NIP-50 search index from the stored events, e.g. after the
-// tokenizer changed or events were written while search was disabled. The relay also does this
-// by itself at start-up when it finds the index missing or stale.
-import { SearchIndex } from "../search/indexer.ts";
-import { reindex } from "../search/reindex.ts";
-import { commandArgs, guarded, openExisting } from "./data-args.ts";
+// `relay reindex`: rebuilds derived indexes (NIP-50 search, the API counters) from the stored
+// events, e.g. after a change of the tokenizer or to repair one. The relay rebuilds a derived
+// index by itself at start-up when it is missing, of another version, or was turned off.
+import { markStale } from "../consumers/consumer.ts";
+import { openDerived } from "../derived.ts";
+import { commandArgs, guarded, openExisting, UsageError } from "./data-args.ts";
+import { Progress } from "./progress.ts";
 
-export const help = `relay reindex [--data DIR] [--config FILE] [--batch N] [--quiet]
+export const help = `relay reindex [NAME...] [--data DIR] [--config FILE] [--batch N] [--quiet]
 
-Clears the search index and indexes every stored event again, N events per write transaction
-(default 10000). Best run while 'relay serve' is stopped: it is safe next to a running relay,
-but searches see a partial index until it is done.`;
+Rebuilds the named derived indexes from every stored event, N events per write transaction
+(default 10000), with a progress bar: 'search' (NIP-50) and 'counters' (the HTTP API). Without
+a name, every one the configuration enables. Stop 'relay serve' on this data directory first.`;
+
+const NAMES = ["search", "counters"] as const;
+const ENABLED: Record<(typeof NAMES)[number], "search.enabled" | "api.enabled"> = {
+  search: "search.enabled",
+  counters: "api.enabled",
+};
 
 export async function run(argv: string[]): Promise<number> {
   return guarded("reindex", async () => {
-    const { flags, config } = commandArgs(argv, { booleans: ["quiet"], options: ["batch"], positional: 0 });
+    const { flags, config, positional } = commandArgs(argv, {
+      booleans: ["quiet"],
+      options: ["batch"],
+      positional: NAMES.length,
+    });
     const batch = flags.batch === undefined ? 10_000 : Number(flags.batch);
-    if (!Number.isSafeInteger(batch) || batch < 1) {
-      console.error(`relay reindex: --batch must be a positive integer, got '${flags.batch}'`);
-      return 2;
-    }
+    if (!Number.isSafeInteger(batch) || batch < 1)
+      throw new UsageError(`--batch must be a positive integer, got '${flags.batch}'`);
+    for (const name of positional)
+      if (!(NAMES as readonly string[]).includes(name))
+        throw new UsageError(`unknown index '${name}' (known: ${NAMES.join(", ")})`);
+    const named = (
+      positional.length > 0 ? positional : NAMES.filter((n) => config[ENABLED[n]])
+    ) as (typeof NAMES)[number][];
+    for (const name of named)
+      if (!config[ENABLED[name]])
+        throw new UsageError(`${name} is turned off (${ENABLED[name]} = false): nothing to rebuild`);
     const store = openExisting(config.data);
     try {
-      const ix = new SearchIndex(store);
-      const say = (line: string) => flags.quiet === undefined && console.error(line);
-      const r = reindex(store, ix, batch, (n) => say(`reindex: ${n} events`));
-      console.log(`reindexed ${r.events} events (${r.docs} searchable) in ${(r.ms / 1000).toFixed(1)} s`);
+      for (const name of named) markStale(store, name);
+      const quiet = flags.quiet !== undefined;
+      const bars = new Map<string, Progress>();
+      const started = performance.now();
+      openDerived(store, config, {
+        log: () => {},
+        batch,
+        progress: (name, events, total) => {
+          const bar = bars.get(name) ?? new Progress(`reindex ${name}`, { total, unit: "events", quiet });
+          bars.set(name, bar);
+          bar.update(0, events);
+        },
+      });
+      for (const bar of bars.values()) bar.done();
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      console.log(
+        `rebuilt ${named.join(" and ") || "nothing"} from ${store.lastSerial} stored events in ${seconds} s`,
+      );
       return 0;
     } finally {
       await store.env.close();

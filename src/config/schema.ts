@@ -82,6 +82,17 @@ export const SCHEMA = {
   "verify.libraryPath": s("", "path of libsecp256k1 to try first", false),
   "verify.batchSize": i(64, "events per verification batch", false, { min: 1 }),
   "writer.maxBatch": i(2048, "most events committed in one write transaction", false, { min: 1 }),
+  "consumers.intervalMs": i(
+    250,
+    "derived indexes (search, API counters) apply new events at least this often",
+    false,
+    {
+      min: 10,
+    },
+  ),
+  "consumers.maxBatch": i(10000, "derived indexes apply new events as soon as this many wait", false, {
+    min: 1,
+  }),
   "query.yieldEvery": i(512, "index entries scanned before a query yields to other connections", false, {
     min: 16,
   }),

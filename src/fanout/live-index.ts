@@ -2,7 +2,7 @@
 // (its ids, authors, one tag's values, kinds, or "all"), so a new event is fully matched only
 // against filters that could want it. Sending is the caller's business.
 import type { NostrEvent } from "../nostr/event.ts";
-import type { Filter } from "../nostr/filter.ts";
+import type { Filter, SearchMatcher } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 
 export interface LiveSub {
@@ -30,6 +30,9 @@ export class LiveIndex<S extends LiveSub> {
   >();
   private stamp = 0;
   size = 0;
+
+  /** `search` decides NIP-50 conditions of live filters (none match without it). */
+  constructor(private readonly search?: SearchMatcher) {}
 
   add(sub: S): void {
     const regs = sub.filters.map((filter) => {
@@ -67,7 +70,7 @@ export class LiveIndex<S extends LiveSub> {
     const check = (set: Set<Entry<S>> | undefined) => {
       if (!set) return;
       for (const { sub, filter } of set) {
-        if (sub.stamp === stamp || !matchFilter(filter, e)) continue;
+        if (sub.stamp === stamp || !matchFilter(filter, e, this.search)) continue;
         sub.stamp = stamp;
         visit(sub);
       }

@@ -1,6 +1,7 @@
 // What handlers share: configuration, the store and its writer, the live index and counters.
 import type { Api } from "../api/routes.ts";
 import type { Config } from "../config/schema.ts";
+import type { Derived } from "../derived.ts";
 import type { LiveIndex } from "../fanout/live-index.ts";
 import type { Subscription } from "../fanout/subscription.ts";
 import type { Conn } from "../server/connection.ts";
@@ -37,6 +38,8 @@ export interface RelayContext {
   /** whether a URL names this relay (NIP-42 relay tags, NIP-62 requests) */
   isOwnUrl: (url: string) => boolean;
   expiration: Expiration;
+  /** search, counters and the runner that keeps them */
+  derived: Derived;
   rates: RateLimiter;
   plugin: PolicyPlugin | undefined;
   /** the HTTP API's trending window and relay prober (src/api/), set by startRelay */

@@ -43,6 +43,7 @@ function queryOptions(
     yieldEvery: c["query.yieldEvery"],
     cancelled,
     onPlan: (index) => bump(ctx.counters.queriesByIndex, index),
+    search: ctx.derived.searcher,
   };
 }
 

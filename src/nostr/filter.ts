@@ -1,6 +1,5 @@
 // Filters (NIP-01): parsing client JSON into a checked Filter, and the naive matcher that is the
 // oracle for the store's planner and the live index.
-import { matchSearch } from "../search/match.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { invalid } from "../wire/reasons.ts";
 import type { NostrEvent } from "./event.ts";
@@ -89,15 +88,24 @@ export function parseFilter(raw: unknown, lim: FilterLimits): Filter | Reject {
   return f;
 }
 
-/** True when the event satisfies every condition of the filter (limit aside; search as NIP-50 words). */
-export function matchFilter(f: Filter, e: NostrEvent): boolean {
+/** Whether an event's searchable text holds every word of a NIP-50 `search` string. */
+export type SearchMatcher = (search: string, e: NostrEvent) => boolean;
+
+/** Without a search engine nothing matches a `search` condition. */
+const noSearch: SearchMatcher = () => false;
+
+/**
+ * True when the event satisfies every condition of the filter (limit aside). A `search`
+ * condition is decided by `search` (the search engine's matcher, given by the caller).
+ */
+export function matchFilter(f: Filter, e: NostrEvent, search: SearchMatcher = noSearch): boolean {
   if (f.ids && !f.ids.includes(e.id)) return false;
   if (f.authors && !f.authors.includes(e.pubkey)) return false;
   if (f.kinds && !f.kinds.includes(e.kind)) return false;
   if (f.since !== undefined && e.created_at < f.since) return false;
   if (f.until !== undefined && e.created_at > f.until) return false;
   if (f.tags) for (const [letter, values] of f.tags) if (!hasTag(e, letter, values)) return false;
-  if (f.search !== undefined && !matchSearch(f.search, e)) return false;
+  if (f.search !== undefined && !search(f.search, e)) return false;
   return true;
 }
 

@@ -1,28 +1,39 @@
-// The search index and engine on a real LMDB store, without the network: postings and BM25
-// statistics follow put and remove, ranking and cuts are exact, counts match the ranked results.
+// The search consumer and engine on a real LMDB store, through the writer and the consumer
+// runner as the relay wires them, without the network: postings and BM25 statistics follow
+// stores and removals, ranking and cuts are exact, counts match the ranked results, and every
+// answer is the same whether the consumer has applied the events yet or not.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadConfig } from "../config/load.ts";
+import type { Derived } from "../derived.ts";
+import { openDerived } from "../derived.ts";
 import { storedJson } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
+import { matchFilter } from "../nostr/filter.ts";
+import { removeBySerial } from "../store/lifecycle.ts";
 import type { QueryOptions } from "../store/query.ts";
 import { countQuery, runQuery } from "../store/query.ts";
 import type { Store } from "../store/store.ts";
-import { flushIndexers, openStore, putEvent, removeEvent } from "../store/store.ts";
-import type { SearchIndex } from "./indexer.ts";
-import { tokenPrefix } from "./keys.ts";
-import { reindex } from "./reindex.ts";
-import { enableSearch } from "./setup.ts";
+import { openStore } from "../store/store.ts";
+import { Writer } from "../store/writer.ts";
+import { BLOCK_BYTES, decodeBlock, tokenBounds, tokenPrefix } from "./blocks.ts";
+import type { SearchIndex } from "./consumer.ts";
+import { matchSearch } from "./match.ts";
 
 let dir: string;
 let s: Store;
+let d: Derived;
 let ix: SearchIndex;
+let w: Writer;
 let n = 0;
 const T = 1_700_000_000;
 const PK_A = "a".repeat(64);
 const PK_B = "b".repeat(64);
+// Applied only when a test says so: every answer below must hold with the consumer behind.
+const config = loadConfig({ flags: { "consumers.intervalMs": "100000", "consumers.maxBatch": "1000000" } });
 
 function ev(content: string, t: Partial<NostrEvent> = {}): NostrEvent {
   n++;
@@ -39,67 +50,105 @@ function ev(content: string, t: Partial<NostrEvent> = {}): NostrEvent {
 }
 
 const serials = new Map<string, number>();
-function put(...events: NostrEvent[]): void {
-  s.env.transactionSync(() => {
-    for (const e of events) {
-      const serial = ++s.lastSerial;
-      serials.set(e.id, serial);
-      putEvent(s, e, storedJson(e), serial);
-    }
-    flushIndexers(s); // as the writer does at the end of every transaction
+const stored: NostrEvent[] = [];
+async function put(...events: NostrEvent[]): Promise<void> {
+  const outcomes = await Promise.all(events.map((e) => w.submit(e, storedJson(e))));
+  outcomes.forEach((o, i) => {
+    if (o.status !== "stored") throw new Error(`not stored: ${JSON.stringify(o)}`);
+    serials.set(events[i]!.id, o.serial);
+    stored.push(events[i]!);
   });
 }
-function remove(e: NostrEvent): void {
-  s.env.transactionSync(() => {
-    removeEvent(s, e, serials.get(e.id)!);
-    flushIndexers(s);
-  });
+async function remove(e: NostrEvent): Promise<void> {
+  await w.task((st) => removeBySerial(st, serials.get(e.id)!));
+  stored.splice(stored.indexOf(e), 1);
 }
+const apply = () => d.runner.settle();
 
-const opts = (): QueryOptions => ({ hwm: s.lastSerial, defaultLimit: 100, maxLimit: 1000, yieldEvery: 16 });
+const opts = (): QueryOptions => ({
+  hwm: w.visibleSerial,
+  defaultLimit: 100,
+  maxLimit: 1000,
+  yieldEvery: 16,
+  search: d.searcher,
+});
 const ids = async (...filters: Filter[]) =>
   ((await runQuery(s, filters, opts())) ?? []).map((j) => (JSON.parse(j) as NostrEvent).id);
 const count = (...filters: Filter[]) => countQuery(s, filters, opts());
+const stats = () => {
+  const snap = ix.snapshot();
+  return { docs: snap.docs, totalLength: snap.totalLength };
+};
+const df = (token: string) => ix.docFrequency(ix.snapshot(), token);
+/** Postings physically in a token's blocks, and how many blocks. */
+function postingsOf(token: string): { postings: number; blocks: number } {
+  const { start, end } = tokenBounds(tokenPrefix(token));
+  let postings = 0;
+  let blocks = 0;
+  for (const { value } of ix.blocks.getRange({ start, end })) {
+    postings += decodeBlock(value as Buffer).length;
+    blocks++;
+  }
+  return { postings, blocks };
+}
+/** The naive answer: every stored event matching, as a set. */
+const oracle = (f: Filter) =>
+  stored
+    .filter((e) => matchFilter(f, e, matchSearch))
+    .map((e) => e.id)
+    .sort();
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "search-engine-"));
   s = openStore(dir);
-  ix = enableSearch(s, () => {});
+  d = openDerived(s, config, { log: () => {} });
+  ix = d.search!;
+  w = new Writer(s, 64, (st, rm) => d.runner.committed(st, rm));
 });
 afterAll(async () => {
+  await w.drain();
+  await d.runner.stop();
   await s.env.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
 describe("index statistics", () => {
-  test("put adds postings, document frequencies and totals; remove takes them back exactly", () => {
-    const before = ix.stats();
+  test("a store adds documents, frequencies and totals; a removal takes them back exactly", async () => {
+    const before = stats();
     const e = ev("zebra zebra yak");
-    put(e);
-    expect(ix.stats()).toEqual({ docs: before.docs + 1, totalLength: before.totalLength + 3 });
-    expect(ix.docFrequencyOf(tokenPrefix("zebra"))).toBe(1);
-    expect(ix.docFrequencyOf(tokenPrefix("yak"))).toBe(1);
-    s.env.transactionSync(() => {
-      ix.put(s, e, serials.get(e.id)!); // a second put of the same document changes nothing
-      ix.flush();
-    });
-    expect(ix.stats().docs).toBe(before.docs + 1);
-    expect(ix.docFrequencyOf(tokenPrefix("zebra"))).toBe(1);
-    remove(e);
-    expect(ix.stats()).toEqual(before);
-    expect(ix.docFrequencyOf(tokenPrefix("zebra"))).toBe(0);
-    s.env.transactionSync(() => {
-      ix.remove(s, e, serials.get(e.id)!); // and a second remove too
-      ix.flush();
-    });
-    expect(ix.stats()).toEqual(before);
+    await put(e);
+    expect(stats()).toEqual({ docs: before.docs + 1, totalLength: before.totalLength + 3 });
+    expect(df("zebra")).toBe(1);
+    await apply();
+    expect(stats()).toEqual({ docs: before.docs + 1, totalLength: before.totalLength + 3 });
+    expect(df("zebra")).toBe(1);
+    expect(ix.storedDf(tokenPrefix("yak"))).toBe(1);
+    await remove(e);
+    expect(stats()).toEqual(before);
+    expect(df("zebra")).toBe(0);
+    await apply();
+    expect(stats()).toEqual(before);
+    expect(df("zebra")).toBe(0);
+    expect(ix.storedDf(tokenPrefix("zebra"))).toBe(0);
   });
 
-  test("kinds without searchable text are not indexed", () => {
-    const before = ix.stats();
-    put(ev("zebra", { kind: 7 }), ev("zebra", { kind: 3 }));
-    expect(ix.stats()).toEqual(before);
-    expect(ix.docFrequencyOf(tokenPrefix("zebra"))).toBe(0);
+  test("an event stored and removed before the consumer applies it leaves nothing", async () => {
+    const before = stats();
+    const e = ev("ephemeralword");
+    await put(e);
+    await remove(e);
+    expect(df("ephemeralword")).toBe(0);
+    await apply();
+    expect(stats()).toEqual(before);
+    expect(ix.storedDf(tokenPrefix("ephemeralword"))).toBe(0);
+  });
+
+  test("kinds without searchable text are not indexed", async () => {
+    const before = stats();
+    await put(ev("zebra", { kind: 7 }), ev("zebra", { kind: 3 }));
+    await apply();
+    expect(stats()).toEqual(before);
+    expect(df("zebra")).toBe(0);
   });
 });
 
@@ -116,7 +165,10 @@ describe("ranking", () => {
   const rareHeavy = ev("common rare rare", { created_at: T + 6 });
   const fillers = Array.from({ length: 20 }, (_, i) => ev(`common filler ${i}`, { created_at: T }));
 
-  beforeAll(() => put(many, short, long, tieX, tieY, tieOld, commonHeavy, rareHeavy, ...fillers));
+  beforeAll(async () => {
+    await put(many, short, long, tieX, tieY, tieOld, commonHeavy, rareHeavy, ...fillers);
+    await apply();
+  });
 
   test("higher term frequency first, then shorter documents", async () => {
     expect(await ids({ search: "bitcoin" })).toEqual([many.id, short.id, long.id]);
@@ -138,7 +190,7 @@ describe("ranking", () => {
     expect(await ids({ search: "include:spam" })).toEqual([]);
   });
 
-  test("since/until bound the postings scan; kinds are checked on the posting", async () => {
+  test("since and until are checked on the postings; so are kinds", async () => {
     expect(await ids({ search: "bitcoin", since: T + 2 })).toEqual([short.id, long.id]);
     expect(await ids({ search: "bitcoin", until: T + 2 })).toEqual([many.id, short.id]);
     expect(await ids({ search: "bitcoin", kinds: [30023] })).toEqual([]);
@@ -163,10 +215,14 @@ describe("ranking", () => {
     const hidden = { ...opts(), hidden: (x: number) => x === serials.get(many.id) };
     expect(await countQuery(s, [{ search: "bitcoin" }], hidden)).toBe(2);
   });
+
+  test("without a search engine a search filter matches nothing", async () => {
+    expect(await runQuery(s, [{ search: "bitcoin" }], { ...opts(), search: undefined })).toEqual([]);
+  });
 });
 
-describe("pruning", () => {
-  test("the pruned top-k equals the full ranking cut at k, ties included", async () => {
+describe("the top-k cut", () => {
+  test("the cut at k equals the full ranking cut at k, ties included", async () => {
     // 900 documents with both words, varied counts and lengths, many exact ties, two authors
     const docs = Array.from({ length: 900 }, (_, i) =>
       ev(`${"alpha ".repeat(1 + (i % 3))}${"beta ".repeat(1 + (i % 2))}${"pad ".repeat(i % 7)}`, {
@@ -174,30 +230,108 @@ describe("pruning", () => {
         pubkey: i % 2 ? PK_A : PK_B,
       }),
     );
-    put(...docs);
-    for (const limit of [1, 5, 20, 100]) {
-      // authors makes every candidate need its event, which turns pruning off: the reference
-      const full = await ids({ search: "alpha beta", authors: [PK_A, PK_B], limit });
-      expect(full).toHaveLength(limit);
-      expect(await ids({ search: "alpha beta", limit })).toEqual(full);
-      expect(await ids({ search: "beta alpha pad", limit })).toEqual(
-        await ids({ search: "beta alpha pad", authors: [PK_A, PK_B], limit }),
-      );
+    await put(...docs);
+    for (const applied of [false, true]) {
+      if (applied) await apply();
+      for (const limit of [1, 5, 20, 100]) {
+        // authors makes every candidate need its event, so nothing is cut early: the reference
+        const full = await ids({ search: "alpha beta", authors: [PK_A, PK_B], limit });
+        expect(full).toHaveLength(limit);
+        expect(await ids({ search: "alpha beta", limit })).toEqual(full);
+      }
+      expect(await count({ search: "alpha beta" })).toBe(900);
     }
-    expect(await count({ search: "alpha beta" })).toBe(900);
   });
 });
 
-describe("reindex", () => {
-  test("a rebuild from the stored events gives the same index", async () => {
-    put(ev("rebuild probe", { pubkey: PK_B }));
-    const stats = ix.stats();
-    const before = await ids({ search: "common" });
-    const r = reindex(s, ix, 7);
-    expect(r.docs).toBe(stats.docs);
-    expect(ix.stats()).toEqual(stats);
-    expect(ix.isCurrent()).toBe(true);
-    expect(await ids({ search: "common" })).toEqual(before);
+describe("blocks", () => {
+  test("postings spread over many blocks stay exact through purges in early, middle and last blocks", async () => {
+    ix.purgeAt = 4; // purge once four removed documents wait
+    // ~10 bytes a posting: a few thousand documents fill several blocks of one token
+    const per = Math.ceil((BLOCK_BYTES / 10) * 4);
+    const docs = Array.from({ length: per }, (_, i) =>
+      ev(`blockword ${i % 2 ? "odd" : "even"} tick${i % 13}`, { created_at: T + (i % 97) }),
+    );
+    await put(...docs.slice(0, per / 2));
+    await apply();
+    await put(...docs.slice(per / 2));
+    await apply();
+    expect(ix.storedDf(tokenPrefix("blockword"))).toBe(per);
+    expect(postingsOf("blockword").postings).toBe(per);
+    expect(postingsOf("blockword").blocks).toBeGreaterThan(3);
+    const gone = [docs[0]!, docs[1]!, docs[7]!, docs[per / 2]!, docs[per - 1]!, docs[per - 3]!];
+    for (const e of gone) await remove(e);
+    // removals pending: the views hide them
+    expect(await count({ search: "blockword" })).toBe(per - gone.length);
+    expect((await ids({ search: "blockword odd", limit: 5000 })).sort()).toEqual(
+      oracle({ search: "blockword odd" }),
+    );
+    await apply();
+    expect(ix.goneSerials.size).toBe(0); // six waited: purged, blocks rewritten
+    expect(ix.storedDf(tokenPrefix("blockword"))).toBe(per - gone.length);
+    expect(postingsOf("blockword").postings).toBe(per - gone.length);
+    expect(await count({ search: "blockword" })).toBe(per - gone.length);
+    expect((await ids({ search: "blockword tick5", limit: 5000 })).sort()).toEqual(
+      oracle({ search: "blockword tick5" }),
+    );
+    expect((await ids({ search: "even tick4", since: T + 10, until: T + 50, limit: 5000 })).sort()).toEqual(
+      oracle({ search: "even tick4", since: T + 10, until: T + 50 }),
+    );
+  });
+});
+
+describe("lagging and caught up", () => {
+  test("answers with the consumer behind equal the answers once it has caught up", async () => {
+    const words = ["sun", "moon", "star", "comet", "orbit", "nova", "dust", "ring"];
+    let seed = 7;
+    const rand = (k: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % k;
+    };
+    const docs = Array.from({ length: 400 }, () => {
+      const len = 1 + rand(9);
+      const text = Array.from({ length: len }, () => words[rand(words.length)]).join(" ");
+      const article = rand(5) === 0;
+      return ev(text, {
+        created_at: T + rand(50),
+        kind: article ? 30023 : 1,
+        tags: article ? [["d", `d${n}`]] : [],
+      });
+    });
+    await put(...docs.slice(0, 200));
+    await apply();
+    await put(...docs.slice(200));
+    for (const e of docs.filter((_, i) => i % 17 === 3)) await remove(e);
+    const queries: Filter[] = [
+      { search: "sun moon" },
+      { search: "star", limit: 7 },
+      { search: "comet orbit nova", limit: 3 },
+      { search: "dust", kinds: [30023] },
+      { search: "ring sun", since: T + 10, until: T + 30 },
+    ];
+    const lagging = [];
+    for (const q of queries) lagging.push({ ids: await ids(q), count: await count(q) });
+    expect(d.runner.lag()[0]!.events).toBeGreaterThan(0);
+    await apply();
+    expect(d.runner.lag()[0]!.events).toBe(0);
+    for (const [i, q] of queries.entries()) {
+      expect(await ids(q)).toEqual(lagging[i]!.ids);
+      expect(await count(q)).toBe(lagging[i]!.count);
+      expect(lagging[i]!.count).toBe(oracle(q).length);
+    }
+  });
+});
+
+describe("rebuild", () => {
+  test("rebuilding from the stored events gives the same index", async () => {
+    await put(ev("rebuild probe", { pubkey: PK_B }));
+    await apply();
+    const before = { stats: stats(), common: await ids({ search: "common" }), df: df("alpha") };
+    s.state.putSync(Buffer.from("consumer:search"), Buffer.alloc(28)); // as `relay reindex` marks it
+    d.runner.catchUp(undefined, 7);
+    expect(stats()).toEqual(before.stats);
+    expect(df("alpha")).toBe(before.df);
+    expect(await ids({ search: "common" })).toEqual(before.common);
     expect(await ids({ search: "rebuild", authors: [PK_B] })).toHaveLength(1);
   });
 });

@@ -110,6 +110,39 @@ export function renderMetrics(ctx: RelayContext): string {
   x.metric("relay_expiring_events", "gauge", "Stored events with an expiration time.", [
     [{}, ctx.expiration.pending],
   ]);
+  const lag = ctx.derived.runner.lag();
+  const byConsumer = (f: (l: (typeof lag)[number]) => number): [Labels, number][] =>
+    lag.map((l) => [{ consumer: l.name }, f(l)]);
+  x.metric(
+    "relay_consumer_lag_events",
+    "gauge",
+    "Committed events a derived index (search, counters) has not applied yet.",
+    byConsumer((l) => l.events),
+  );
+  x.metric(
+    "relay_consumer_lag_seconds",
+    "gauge",
+    "Age of the oldest committed event a derived index has not applied yet.",
+    byConsumer((l) => l.seconds),
+  );
+  x.metric(
+    "relay_consumer_watermark",
+    "gauge",
+    "Serial up to which a derived index is on disk.",
+    byConsumer((l) => l.watermark),
+  );
+  x.metric(
+    "relay_consumer_batches_total",
+    "counter",
+    "Batches a derived index has applied since start.",
+    byConsumer((l) => l.batches),
+  );
+  x.metric(
+    "relay_consumer_apply_seconds",
+    "gauge",
+    "Duration of a derived index's last batch.",
+    byConsumer((l) => l.lastApplyMs / 1000),
+  );
   x.metric("process_resident_memory_bytes", "gauge", "Resident set size.", [[{}, process.memoryUsage.rss()]]);
   x.metric("process_uptime_seconds", "gauge", "Seconds since start.", [
     [{}, (Date.now() - ctx.startedAt) / 1000],

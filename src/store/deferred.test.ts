@@ -1,20 +1,20 @@
 // The writer defers bulk index puts to lmdb-js's write thread (store.ts LaterWrites), for
-// batches of `deferFrom` events or more (1 here, so every batch does). These check the cases where the write path reads what a batch still has queued, and the restore of
-// entries lost between a batch's commit and its deferred puts.
+// batches of `deferFrom` events or more (1 here, so every batch does). These check the cases
+// where the write path reads what a batch still has queued, the restore of entries lost between
+// a batch's commit and its deferred puts, and that the search consumer sees the same removals.
 import { afterEach, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../config/load.ts";
+import type { Derived } from "../derived.ts";
+import { openDerived } from "../derived.ts";
 import { storedJson } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
-import type { SearchIndex } from "../search/indexer.ts";
-import { searchIndexOf } from "../search/indexer.ts";
-import { postingKey, tokenPrefix } from "../search/keys.ts";
-import { registerIndexers } from "./indexers.ts";
 import { hexBytes } from "./keys.ts";
 import type { LaterWrites, Store } from "./store.ts";
-import { flushIndexers, indexEntries, indexedThrough, openStore, putEvent } from "./store.ts";
+import { endTransaction, indexEntries, indexedThrough, openStore, putEvent } from "./store.ts";
+import type { WriterOptions } from "./writer.ts";
 import { Writer } from "./writer.ts";
 
 const dirs: string[] = [];
@@ -25,12 +25,22 @@ afterEach(async () => {
 });
 
 const config = loadConfig();
-function open(dir = mkdtempSync(join(tmpdir(), "deferred-"))): { s: Store; dir: string } {
+function open(
+  dir = mkdtempSync(join(tmpdir(), "deferred-")),
+  log: (line: string) => void = () => {},
+): { s: Store; d: Derived; dir: string } {
   if (!dirs.includes(dir)) dirs.push(dir);
   const s = openStore(dir);
-  registerIndexers(s, config, () => {});
+  const d = openDerived(s, config, { log });
   stores.push(s);
-  return { s, dir };
+  return { s, d, dir };
+}
+const writer = (s: Store, d: Derived, o: WriterOptions) =>
+  new Writer(s, o, (stored, removed) => d.runner.committed(stored, removed));
+/** Documents in the search index once the consumer has applied everything. */
+async function searchDocs(d: Derived): Promise<number> {
+  await d.runner.settle();
+  return d.search!.snapshot().docs;
 }
 
 const PK = "ab".repeat(32);
@@ -49,43 +59,39 @@ function ev(t: Partial<NostrEvent>): NostrEvent {
   };
 }
 
-/** Every index entry and search posting of `e` at `serial` is present (true) or absent (false). */
+/** Every index entry of `e` at `serial` is present (true) or absent (false). */
 function entriesPresent(s: Store, e: NostrEvent, serial: number): boolean[] {
-  const ix = searchIndexOf(s) as SearchIndex;
-  const out = indexEntries(s, e, serial).map(([db, key]) => db.get(key) !== undefined);
-  for (const word of e.content.split(" ").filter(Boolean))
-    out.push(ix.postings.get(postingKey(tokenPrefix(word), e.created_at, serial)) !== undefined);
-  return out;
+  return indexEntries(s, e, serial).map(([db, key]) => db.get(key) !== undefined);
 }
 
 test("an event replaced in its own batch leaves none of its entries behind", async () => {
-  const { s } = open();
-  const w = new Writer(s, { maxBatch: 2048, deferFrom: 1 }, () => {});
+  const { s, d } = open();
+  const w = writer(s, d, { maxBatch: 2048, deferFrom: 1 });
   const older = ev({ kind: 30023, tags: [["d", "x"]], content: "alpha", created_at: 1_700_000_000 });
   const newer = ev({ kind: 30023, tags: [["d", "x"]], content: "beta", created_at: 1_700_000_001 });
   const [a, b] = await Promise.all([w.submit(older, storedJson(older)), w.submit(newer, storedJson(newer))]);
   expect(a).toEqual({ status: "stored", serial: 1, replaced: false });
   expect(b).toEqual({ status: "stored", serial: 2, replaced: true });
-  expect(entriesPresent(s, older, 1)).toEqual([false, false, false, false, false, false]);
-  expect(entriesPresent(s, newer, 2)).toEqual([true, true, true, true, true, true]);
+  expect(entriesPresent(s, older, 1)).toEqual([false, false, false, false, false]);
+  expect(entriesPresent(s, newer, 2)).toEqual([true, true, true, true, true]);
   expect(s.ids.get(hexBytes(older.id))).toBeUndefined();
-  expect(searchIndexOf(s)?.stats().docs).toBe(1);
+  expect(await searchDocs(d)).toBe(1);
   expect(indexedThrough(s)).toBe(2);
 });
 
 test("a deletion in the same batch removes the entries of the event it names", async () => {
-  const { s } = open();
-  const w = new Writer(s, { maxBatch: 2048, deferFrom: 1 }, () => {});
+  const { s, d } = open();
+  const w = writer(s, d, { maxBatch: 2048, deferFrom: 1 });
   const note = ev({ content: "gamma" });
   const del = ev({ kind: 5, tags: [["e", note.id]] });
   await Promise.all([w.submit(note, storedJson(note)), w.submit(del, storedJson(del))]);
-  expect(entriesPresent(s, note, 1)).toEqual([false, false, false, false, false]);
-  expect(searchIndexOf(s)?.stats().docs).toBe(0);
+  expect(entriesPresent(s, note, 1)).toEqual([false, false, false, false]);
+  expect(await searchDocs(d)).toBe(0);
 });
 
 test("a vanish request sees the events queued before it in its batch", async () => {
-  const { s } = open();
-  const w = new Writer(s, { maxBatch: 2048, deferFrom: 1, isOwnUrl: () => true }, () => {});
+  const { s, d } = open();
+  const w = writer(s, d, { maxBatch: 2048, deferFrom: 1, isOwnUrl: () => true });
   const note = ev({ content: "delta", created_at: 1_700_000_000 });
   const vanish = ev({ kind: 62, tags: [["relay", "ALL_RELAYS"]], created_at: 1_700_000_005 });
   const [stored] = await Promise.all([
@@ -94,7 +100,8 @@ test("a vanish request sees the events queued before it in its batch", async () 
   ]);
   expect(stored).toMatchObject({ status: "stored", serial: 1 });
   expect(s.events.get(Buffer.from([0, 0, 0, 0, 0, 0, 0, 1]))).toBeUndefined();
-  expect(entriesPresent(s, note, 1)).toEqual([false, false, false, false, false]);
+  expect(entriesPresent(s, note, 1)).toEqual([false, false, false, false]);
+  expect(await searchDocs(d)).toBe(0);
 });
 
 test("entries lost between a batch's commit and its deferred puts are restored at the next open", async () => {
@@ -104,13 +111,13 @@ test("entries lost between a batch's commit and its deferred puts are restored a
   // A batch as the writer applies it, whose deferred puts never reach the disk (the process died).
   first.s.env.transactionSync(() => {
     putEvent(first.s, e1, storedJson(e1), ++first.s.lastSerial);
-    flushIndexers(first.s);
+    endTransaction(first.s);
   });
   first.s.env.transactionSync(() => {
     const later: LaterWrites = { firstSerial: first.s.lastSerial + 1, dbs: [], keys: [], values: [] };
     first.s.later = later;
     putEvent(first.s, e2, storedJson(e2), ++first.s.lastSerial);
-    flushIndexers(first.s);
+    endTransaction(first.s);
     first.s.later = null;
     expect(later.dbs.length).toBeGreaterThan(5); // queued, and dropped here
   });
@@ -120,14 +127,12 @@ test("entries lost between a batch's commit and its deferred puts are restored a
   stores.splice(stores.indexOf(first.s), 1);
 
   const logged: string[] = [];
-  const s = openStore(first.dir);
-  stores.push(s);
-  registerIndexers(s, config, (l) => logged.push(l));
+  const { s, d } = open(first.dir, (l) => logged.push(l));
   expect(logged).toEqual(["store: index entries of 1 events restored after an unclean stop"]);
   expect(indexedThrough(s)).toBe(2);
   expect(entriesPresent(s, e1, 1).every(Boolean)).toBe(true);
   expect(entriesPresent(s, e2, 2).every(Boolean)).toBe(true);
-  // Counts were committed with the event, so restoring does not count it twice.
-  expect(searchIndexOf(s)?.stats().docs).toBe(2);
-  expect(searchIndexOf(s)?.docFrequencyOf(tokenPrefix("words"))).toBe(2);
+  // The search consumer caught up from its watermark: each event counted once.
+  expect(await searchDocs(d)).toBe(2);
+  expect(d.search!.docFrequency(d.search!.snapshot(), "words")).toBe(2);
 });

@@ -46,7 +46,7 @@ export function removeBySerial(s: Store, serial: number): NostrEvent | undefined
   const json = readEvent(s, serial);
   if (json === undefined) return undefined;
   const e = JSON.parse(json) as NostrEvent;
-  removeEvent(s, e, serial);
+  removeEvent(s, e, serial, json);
   if (isReplaceable(e.kind) || isAddressable(e.kind)) {
     const key = addressOf(e);
     const cur = s.replaceable.get(key);

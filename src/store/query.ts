@@ -6,13 +6,27 @@ import { STORED_ID_OFFSET, STORED_PUBKEY_OFFSET, storedKind } from "../nostr/can
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
-import { searchCount, searchFilter } from "../search/engine.ts";
 import { MergedScan } from "./cursor.ts";
 import { hexBytes, readU64 } from "./keys.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
 import type { Store } from "./store.ts";
 import { readEvent } from "./store.ts";
+
+/** One result of a search filter, in the engine's rank order. */
+export interface SearchHit {
+  time: number;
+  serial: number;
+  json: string;
+}
+
+/** NIP-50 search over the store, provided by the search consumer (registered by the relay). */
+export interface Searcher {
+  /** the best `limit` results of a filter with `search`, best first; undefined if cancelled */
+  filter(s: Store, f: Filter, limit: number, o: QueryOptions): Promise<SearchHit[] | undefined>;
+  /** adds the serial of every match to `seen`; false if cancelled */
+  count(s: Store, f: Filter, seen: Set<number>, o: QueryOptions): Promise<boolean>;
+}
 
 export interface QueryOptions {
   /** only serials at or below this are visible (the writer's committed high-water mark) */
@@ -28,6 +42,8 @@ export interface QueryOptions {
   hidden?: (serial: number) => boolean;
   /** per-reader access rule on the stored JSON (it should parse only what it must) */
   allow?: (json: string) => boolean;
+  /** answers filters with `search`; without it they match nothing */
+  search?: Searcher;
 }
 
 /** The reader may see the event and it passes what the index left unchecked. */
@@ -47,11 +63,7 @@ function admits(
   return matchFilter(f, JSON.parse(json) as NostrEvent);
 }
 
-interface Hit {
-  time: number;
-  serial: number;
-  json: string;
-}
+type Hit = SearchHit;
 
 const idOf = (h: Hit): string => h.json.slice(STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
 const byNewest = (a: Hit, b: Hit): number => {
@@ -129,7 +141,7 @@ export async function runQuery(
   for (const f of filters) {
     if (f.search !== undefined) {
       o.onPlan?.("search");
-      const hits = await searchFilter(s, f, effectiveLimit(f, o), o);
+      const hits = o.search ? await o.search.filter(s, f, effectiveLimit(f, o), o) : [];
       if (!hits) return undefined;
       results.push(hits);
       continue;
@@ -158,7 +170,7 @@ export async function countQuery(
   let sinceYield = 0;
   for (const f of filters) {
     if (f.search !== undefined) {
-      if (!(await searchCount(s, f, seen, o))) return undefined;
+      if (o.search && !(await o.search.count(s, f, seen, o))) return undefined;
       continue;
     }
     const plan = planFilter(s, f);

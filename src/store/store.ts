@@ -14,6 +14,8 @@ import {
   tagPrefix,
   timeKey,
 } from "./keys.ts";
+import type { Removal } from "./removals.ts";
+import { lastRemovalSeq, removalValue } from "./removals.ts";
 
 export type BinDb = Database<Buffer, Buffer>;
 
@@ -41,29 +43,30 @@ export interface Store {
   lastSerial: number;
   /** the writer's deferred index puts while a batch is being applied, else null (write now) */
   later: LaterWrites | null;
-  /** further indexes (search, expiration…) kept in the same write transaction as the event */
+  /** indexes that deciding an event needs (NIP-40 expiry), kept in the writer's transaction */
   indexers: Indexer[];
+  /** the removal log (removals.ts) */
+  removals: BinDb;
+  /** highest removal seq ever assigned */
+  lastRemoval: number;
+  /** removal records are written only while a consumer of the event log reads them */
+  logRemovals: boolean;
+  /** what the transaction being applied removed, handed to the consumers after its commit */
+  removedInTxn: Removal[];
 }
 
 /**
- * A secondary index maintained by the writer. Both calls run inside the write transaction that
- * stores or removes the event, so an index can never disagree with the events it points to.
+ * An index the writer keeps in its own transaction, because deciding an event needs it.
+ * Everything else derived from events (search, counters) is a consumer of the event log.
  */
 export interface Indexer {
   readonly name: string;
-  /** Work that needs no transaction, done when the event is submitted (e.g. tokenising). */
-  prepare?(e: NostrEvent): void;
   put(s: Store, e: NostrEvent, serial: number): void;
   remove(s: Store, e: NostrEvent, serial: number): void;
-  /** Writes whatever the index aggregated over the transaction; called once at its end. */
-  flush?(s: Store): void;
-  /** Re-puts what put() wrote with putIndex, counting nothing (see restoreIndexes). */
-  restore?(s: Store, e: NostrEvent, serial: number): void;
 }
 
 /** Ends a write transaction's index work; every writer of the store calls it before commit. */
-export function flushIndexers(s: Store): void {
-  for (const ix of s.indexers) ix.flush?.(s);
+export function endTransaction(s: Store): void {
   // Written last, after every entry of the events it covers (deferred or not).
   putIndex(s, s.state, INDEXED_KEY, serialKey(s.lastSerial));
 }
@@ -137,7 +140,6 @@ export function restoreIndexes(s: Store): number {
     Number.MAX_SAFE_INTEGER,
     (e, serial) => {
       for (const [db, k] of indexEntries(s, e, serial)) db.put(k, EMPTY);
-      for (const ix of s.indexers) ix.restore?.(s, e, serial);
     },
     () => s.state.put(INDEXED_KEY, serialKey(s.lastSerial)),
   );
@@ -186,7 +188,8 @@ export function openStore(path: string): Store {
   for (const k of events.getKeys({ reverse: true, limit: 1 })) lastSerial = readU64(k, 0);
   // A store written before the mark existed was fully indexed in each transaction.
   if (state.get(INDEXED_KEY) === undefined) state.putSync(INDEXED_KEY, serialKey(lastSerial));
-  return {
+  const removals = db("removals");
+  const store: Store = {
     env,
     events,
     eventsText: env.openDB({ name: "events", keyEncoding: "binary", encoding: "string" }) as Database<
@@ -207,7 +210,13 @@ export function openStore(path: string): Store {
     lastSerial,
     later: null,
     indexers: [],
+    removals,
+    lastRemoval: 0,
+    logRemovals: false,
+    removedInTxn: [],
   };
+  store.lastRemoval = lastRemovalSeq(removals);
+  return store;
 }
 
 export const EMPTY = Buffer.alloc(0);
@@ -242,14 +251,22 @@ export function readEvent(s: Store, serial: number): string | undefined {
   return s.eventsText.get(serialKey(serial));
 }
 
-/** Removes an event and every index entry it owns. Must run inside a write transaction. */
-export function removeEvent(s: Store, e: NostrEvent, serial: number): void {
+/**
+ * Removes an event and every index entry it owns, and logs the removal for the consumers.
+ * Must run inside a write transaction.
+ */
+export function removeEvent(s: Store, e: NostrEvent, serial: number, json: string): void {
   // An event of the batch being applied may still have its entries queued: write them first.
   if (s.later !== null && serial >= s.later.firstSerial) applyLater(s);
   s.events.remove(serialKey(serial));
   s.ids.remove(hexBytes(e.id));
   for (const [db, key] of indexEntries(s, e, serial)) db.remove(key);
   for (const ix of s.indexers) ix.remove(s, e, serial);
+  if (s.logRemovals) {
+    const seq = ++s.lastRemoval;
+    s.removals.put(serialKey(seq), removalValue(serial, json));
+    s.removedInTxn.push({ seq, serial, event: e, json });
+  }
 }
 
 /** Stores an event and every index entry it owns. Must run inside a write transaction. */

@@ -15,8 +15,9 @@ import {
   tombstoned,
   vanishTargetsUs,
 } from "./lifecycle.ts";
+import type { Removal } from "./removals.ts";
 import type { LaterWrites, Store } from "./store.ts";
-import { applyLater, flushIndexers, issueLater, putEvent } from "./store.ts";
+import { applyLater, endTransaction, issueLater, putEvent } from "./store.ts";
 
 export type WriteOutcome =
   | { status: "stored"; serial: number; replaced: boolean }
@@ -70,14 +71,14 @@ export class Writer {
   constructor(
     private readonly store: Store,
     opts: WriterOptions | number,
-    private readonly onCommitted: (stored: Committed[]) => void,
+    /** told, in commit order, what each batch stored and what it removed */
+    private readonly onCommitted: (stored: Committed[], removed: Removal[]) => void,
   ) {
     this.opts = typeof opts === "number" ? { maxBatch: opts } : opts;
     this.visibleSerial = store.lastSerial;
   }
 
   submit(event: NostrEvent, json: string): Promise<WriteOutcome> {
-    for (const ix of this.store.indexers) ix.prepare?.(event);
     return new Promise((resolve) => this.enqueue({ type: "event", event, json, resolve }));
   }
 
@@ -119,8 +120,10 @@ export class Writer {
       const batch = this.queue.splice(0, this.opts.maxBatch);
       const started = performance.now();
       let deferred: Promise<unknown> = Promise.resolve();
+      let removed: Removal[] = [];
       try {
         await s.env.transaction(() => {
+          s.removedInTxn = [];
           // A small batch writes everything here: a second trip through the write thread would
           // cost it more latency than it saves the main thread.
           const later: LaterWrites | null =
@@ -140,14 +143,17 @@ export class Writer {
                 }
             }
           } finally {
-            flushIndexers(s);
+            endTransaction(s);
             s.later = null;
+            removed = s.removedInTxn;
+            s.removedInTxn = [];
             // Issued once lmdb-js has left this callback, so they are queued as asynchronous
             // writes for its write thread rather than performed here on the main thread.
             if (later) deferred = new Promise((resolve) => queueMicrotask(() => resolve(issueLater(later))));
           }
         });
       } catch (e) {
+        removed = [];
         const r = error(`could not store event: ${(e as Error).message}`);
         for (const p of batch) {
           if (p.type === "event") p.outcome = { status: "rejected", reject: r };
@@ -165,7 +171,7 @@ export class Writer {
       flushing = prev
         .then(() => deferred)
         .then(
-          () => this.publish(batch),
+          () => this.publish(batch, removed),
           (e) => {
             // The events are committed but not all of their index entries: the `indexed` mark
             // did not move, so the next start restores them. Until then, say it failed.
@@ -183,14 +189,14 @@ export class Writer {
   }
 
   /** Makes a committed batch visible to readers and hands its stored events to live fanout. */
-  private publish(batch: Pending[]): void {
+  private publish(batch: Pending[], removed: Removal[]): void {
     const stored: Committed[] = [];
     for (const p of batch)
       if (p.type === "event" && p.outcome?.status === "stored") {
         this.visibleSerial = p.outcome.serial;
         stored.push({ event: p.event, json: p.json, serial: p.outcome.serial });
       }
-    if (stored.length > 0) this.onCommitted(stored);
+    if (stored.length > 0 || removed.length > 0) this.onCommitted(stored, removed);
   }
 
   /** Answers every submitter of a batch that is on disk. */

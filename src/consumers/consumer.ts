@@ -1,0 +1,76 @@
+// A consumer of the event log: an index derived from the committed events (search postings,
+// the API's counters) that is not needed to decide an event or to answer a plain REQ. The
+// runner (runner.ts) hands it committed events and removals in log order, in large batches, and
+// writes its watermark in the same transaction as its entries; after a crash it resumes from
+// the watermark. Readers see the entries up to the watermark plus the in-memory views of what
+// is committed but not yet applied, so nothing committed is ever missing.
+import type { NostrEvent } from "../nostr/event.ts";
+import { readU64, serialKey } from "../store/keys.ts";
+import type { Store } from "../store/store.ts";
+
+/** What a consumer derived from one event, tagged with the event's serial. */
+export interface Derived<P> {
+  serial: number;
+  p: P;
+}
+
+export interface Consumer<P = unknown, V = unknown> {
+  readonly name: string;
+  /** bumped when what it derives changes: entries written by another version are rebuilt */
+  readonly version: number;
+  /** What the event contributes, computed without a transaction; null: nothing. */
+  prepare(e: NostrEvent): P | null;
+  /**
+   * Adds what `adds` contribute and takes back what `removes` contributed, inside the batch's
+   * write transaction. Every removed serial was applied by an earlier batch; adds are new.
+   */
+  apply(s: Store, adds: readonly Derived<P>[], removes: readonly Derived<P>[]): void;
+  /** Removes every entry it wrote (before a rebuild); inside a write transaction. */
+  clear(s: Store): void;
+  /** An empty view of a batch not yet applied. */
+  newView(): V;
+  /** Counts `d` into (sign 1) or out of (sign -1) a view, as an add or as a removal. */
+  view(v: V, d: Derived<P>, sign: 1 | -1, removal: boolean): void;
+}
+
+/** How far a consumer's entries on disk go. */
+export interface Watermark {
+  version: number;
+  /** the runner's batch number (views of later batches are not on disk yet) */
+  gen: number;
+  /** every event up to this serial is applied */
+  serial: number;
+  /** every removal record up to this seq is applied */
+  removal: number;
+}
+
+/** Views of what is committed but not in a reader's snapshot of the entries. */
+export interface Tail<V> {
+  views(w: Watermark | undefined): V[];
+}
+
+export const noTail: Tail<never> = { views: () => [] };
+
+const key = (name: string): Buffer => Buffer.from(`consumer:${name}`);
+
+export function readWatermark(s: Store, name: string): Watermark | undefined {
+  const v = s.state.get(key(name));
+  if (!v || v.length < 28) return undefined;
+  return { version: v.readUInt32BE(0), gen: readU64(v, 4), serial: readU64(v, 12), removal: readU64(v, 20) };
+}
+
+/** Inside the consumer's write transaction. */
+export function writeWatermark(s: Store, name: string, w: Watermark): void {
+  const v = Buffer.allocUnsafe(28);
+  v.writeUInt32BE(w.version, 0);
+  serialKey(w.gen).copy(v, 4);
+  serialKey(w.serial).copy(v, 12);
+  serialKey(w.removal).copy(v, 20);
+  s.state.put(key(name), v);
+}
+
+/** Forgets a consumer's entries' version, so the next start that enables it rebuilds them. */
+export function markStale(s: Store, name: string): void {
+  const w = readWatermark(s, name);
+  if (w && w.version !== 0) s.state.putSync(key(name), Buffer.alloc(28));
+}

@@ -1,0 +1,297 @@
+// Runs the consumers of the event log. The writer tells it, in commit order, what each batch
+// stored and removed; it derives what every consumer needs (prepare) at once, keeps it in the
+// open batch (a "generation") with an in-memory view for readers, and every `intervalMs` or
+// `batch` events applies the generation to every consumer in one write transaction that also
+// writes their watermarks. At start-up (and in the data commands) consumers catch up from the
+// log on disk instead: the events after their watermark and the removal records after theirs.
+//
+// Why batches: every LMDB key written dirties its own page for the transaction, so cost follows
+// the number of distinct keys per commit. A batch of thousands of events writes each search
+// token or counter once instead of once per event.
+
+import type { Removal } from "../store/removals.ts";
+import { removalsAfter, trimRemovals } from "../store/removals.ts";
+import type { Store } from "../store/store.ts";
+import { replayStored } from "../store/store.ts";
+import type { Committed } from "../store/writer.ts";
+import type { Consumer, Derived, Tail, Watermark } from "./consumer.ts";
+import { readWatermark, writeWatermark } from "./consumer.ts";
+
+interface Item {
+  serial: number;
+  /** what each consumer derived, by position; null: nothing */
+  ps: unknown[];
+  dropped: boolean;
+}
+
+interface RemovedItem {
+  seq: number;
+  serial: number;
+  ps: unknown[];
+}
+
+/** One batch of the log, from the end of the previous one to `maxSerial` / `maxSeq`. */
+class Gen {
+  readonly adds: Item[] = [];
+  readonly bySerial = new Map<number, Item>();
+  readonly removes: RemovedItem[] = [];
+  readonly views: unknown[];
+  /** events in the batch that are not dropped */
+  live = 0;
+  /** when the first item arrived (ms), for lag */
+  firstAt = 0;
+
+  constructor(
+    readonly n: number,
+    consumers: readonly Consumer[],
+    public maxSerial: number,
+    public maxSeq: number,
+  ) {
+    this.views = consumers.map((c) => c.newView());
+  }
+
+  get empty(): boolean {
+    return this.adds.length === 0 && this.removes.length === 0;
+  }
+}
+
+export interface RunnerOptions {
+  /** apply at least this often while events arrive */
+  intervalMs: number;
+  /** apply as soon as this many events wait */
+  batch: number;
+  log?: (line: string) => void;
+}
+
+export interface ConsumerLag {
+  name: string;
+  /** events committed and not yet applied */
+  events: number;
+  /** age of the oldest of them */
+  seconds: number;
+  /** serial up to which the entries are on disk */
+  watermark: number;
+  /** batches applied since start, and the last one's duration */
+  batches: number;
+  lastApplyMs: number;
+}
+
+export class ConsumerRunner {
+  private open: Gen;
+  private readonly sealed: Gen[] = [];
+  private flushing: Promise<void> | null = null;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private batches = 0;
+  private lastApplyMs = 0;
+  private diskSerial = 0;
+  private readonly log: (line: string) => void;
+
+  constructor(
+    private readonly store: Store,
+    readonly consumers: readonly Consumer[],
+    private readonly o: RunnerOptions,
+  ) {
+    this.log = o.log ?? console.log;
+    store.logRemovals = consumers.length > 0;
+    this.open = new Gen(1, consumers, store.lastSerial, store.lastRemoval);
+  }
+
+  /** What readers of consumer `c` see beyond a snapshot of its entries. */
+  tail<V>(c: Consumer<unknown, V>): Tail<V> {
+    const i = this.consumers.indexOf(c as Consumer);
+    return {
+      views: (w: Watermark | undefined) => {
+        const out: V[] = [];
+        for (const g of this.sealed) if (!w || g.n > w.gen) out.push(g.views[i] as V);
+        if (!w || this.open.n > w.gen) out.push(this.open.views[i] as V);
+        return out;
+      },
+    };
+  }
+
+  /**
+   * Brings every consumer up to the log on disk (rebuilding those whose entries are missing or
+   * of another version), synchronously. Run before the writer starts, and by data commands.
+   */
+  catchUp(progress?: (name: string, events: number, total: number) => void, batch = 10_000): void {
+    const s = this.store;
+    let gen = 0;
+    for (const c of this.consumers) {
+      let w = readWatermark(s, c.name);
+      const rebuild = !w || w.version !== c.version;
+      const started = performance.now();
+      if (rebuild) {
+        const fresh: Watermark = { version: c.version, gen: w?.gen ?? 0, serial: 0, removal: s.lastRemoval };
+        s.env.transactionSync(() => {
+          c.clear(s);
+          writeWatermark(s, c.name, fresh);
+        });
+        w = fresh;
+      }
+      const events = this.replay(c, w!, batch, progress);
+      if (rebuild && events > 0)
+        this.log(
+          `${c.name}: built from ${events} stored events in ${Math.round(performance.now() - started)} ms`,
+        );
+      gen = Math.max(gen, w!.gen);
+    }
+    if (this.consumers.length > 0) s.env.transactionSync(() => trimRemovals(s.removals, s.lastRemoval));
+    this.diskSerial = s.lastSerial;
+    this.open = new Gen(gen + 1, this.consumers, s.lastSerial, s.lastRemoval);
+  }
+
+  /**
+   * Applies the log after `w` from disk: removal records first, then stored events in batches.
+   * Returns how many stored events it read.
+   */
+  private replay(
+    c: Consumer,
+    w: Watermark,
+    batch: number,
+    progress?: (name: string, events: number, total: number) => void,
+  ): number {
+    const s = this.store;
+    const removes: Derived<unknown>[] = [];
+    // A removal undoes an event only if an earlier batch applied it; an event removed before its
+    // batch was applied has no body left, so it is not applied either.
+    for (const r of removalsAfter(s.removals, w.removal))
+      if (r.serial <= w.serial) {
+        const p = c.prepare(r.event);
+        if (p !== null) removes.push({ serial: r.serial, p });
+      }
+    const total = s.lastSerial - w.serial;
+    let adds: Derived<unknown>[] = [];
+    let through = w.serial;
+    return replayStored(
+      s,
+      w.serial + 1,
+      batch,
+      (e, serial) => {
+        through = serial;
+        const p = c.prepare(e);
+        if (p !== null) adds.push({ serial, p });
+      },
+      () => {
+        c.apply(s, adds, removes.splice(0));
+        adds = [];
+        writeWatermark(s, c.name, { ...w, serial: through, removal: s.lastRemoval });
+      },
+      (n) => progress?.(c.name, n, total),
+    );
+  }
+
+  /** Called by the writer after each commit, in commit order. */
+  committed(stored: readonly Committed[], removed: readonly Removal[]): void {
+    const g = this.open;
+    const cs = this.consumers;
+    if (g.firstAt === 0) g.firstAt = performance.now();
+    for (const c of stored) {
+      const ps = cs.map((x) => x.prepare(c.event));
+      const item: Item = { serial: c.serial, ps, dropped: false };
+      g.adds.push(item);
+      g.bySerial.set(c.serial, item);
+      g.live++;
+      for (let i = 0; i < cs.length; i++)
+        if (ps[i] !== null) cs[i]!.view(g.views[i], { serial: c.serial, p: ps[i] }, 1, false);
+      if (c.serial > g.maxSerial) g.maxSerial = c.serial;
+    }
+    for (const r of removed) {
+      if (r.seq > g.maxSeq) g.maxSeq = r.seq;
+      const added = g.bySerial.get(r.serial);
+      if (added) {
+        // Added and removed in the same batch: neither is applied.
+        added.dropped = true;
+        g.bySerial.delete(r.serial);
+        g.live--;
+        for (let i = 0; i < cs.length; i++)
+          if (added.ps[i] !== null) cs[i]!.view(g.views[i], { serial: r.serial, p: added.ps[i] }, -1, false);
+        continue;
+      }
+      const ps = cs.map((x) => x.prepare(r.event));
+      g.removes.push({ seq: r.seq, serial: r.serial, ps });
+      for (let i = 0; i < cs.length; i++)
+        if (ps[i] !== null) cs[i]!.view(g.views[i], { serial: r.serial, p: ps[i] }, 1, true);
+    }
+    if (g.live >= this.o.batch) void this.flush();
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.flush(), this.o.intervalMs);
+  }
+
+  /** Applies what is waiting; resolves when the batch in flight (if any) is on disk. */
+  flush(): Promise<void> {
+    if (this.flushing) return this.flushing;
+    if (!this.open.empty) {
+      this.sealed.push(this.open);
+      const prev = this.open;
+      this.open = new Gen(prev.n + 1, this.consumers, prev.maxSerial, prev.maxSeq);
+    }
+    const g = this.sealed[0];
+    if (!g) return Promise.resolve();
+    this.flushing = this.applyGen(g).finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  private async applyGen(g: Gen): Promise<void> {
+    const s = this.store;
+    const started = performance.now();
+    try {
+      await s.env.transaction(() => {
+        this.consumers.forEach((c, i) => {
+          const adds: Derived<unknown>[] = [];
+          for (const a of g.adds)
+            if (!a.dropped && a.ps[i] !== null) adds.push({ serial: a.serial, p: a.ps[i] });
+          const removes: Derived<unknown>[] = [];
+          for (const r of g.removes) if (r.ps[i] !== null) removes.push({ serial: r.serial, p: r.ps[i] });
+          c.apply(s, adds, removes);
+          writeWatermark(s, c.name, { version: c.version, gen: g.n, serial: g.maxSerial, removal: g.maxSeq });
+        });
+        trimRemovals(s.removals, g.maxSeq);
+      });
+      this.sealed.shift();
+      this.diskSerial = g.maxSerial;
+      this.batches++;
+      this.lastApplyMs = performance.now() - started;
+    } catch (e) {
+      // The batch stays sealed and is tried again at the next tick, before anything newer.
+      this.log(`consumers: could not apply a batch of ${g.live} events: ${(e as Error).message}`);
+    }
+  }
+
+  /** Applies everything committed so far. */
+  async settle(): Promise<void> {
+    for (let tries = 0; tries < 100; tries++) {
+      await this.flush();
+      if (this.sealed.length === 0 && this.open.empty) return;
+    }
+  }
+
+  /** Applies everything waiting, then stops the timer. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.settle();
+  }
+
+  lag(): ConsumerLag[] {
+    const gens = [...this.sealed, this.open];
+    let events = 0;
+    let first = 0;
+    for (const g of gens) {
+      events += g.live;
+      if (g.firstAt > 0 && (first === 0 || g.firstAt < first)) first = g.firstAt;
+    }
+    const seconds = events > 0 && first > 0 ? (performance.now() - first) / 1000 : 0;
+    return this.consumers.map((c) => ({
+      name: c.name,
+      events,
+      seconds,
+      watermark: this.diskSerial,
+      batches: this.batches,
+      lastApplyMs: this.lastApplyMs,
+    }));
+  }
+}

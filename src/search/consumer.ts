@@ -1,0 +1,264 @@
+// The search index as a consumer of the event log. A batch groups its events' postings by
+// token and appends them to each token's last block (blocks.ts): one read and one write per
+// distinct token, where one key per posting cost a random page per word per event. A removed
+// event (replaced, deleted, expired, vanished) is counted out of its tokens' frequencies at once
+// and listed as gone; its postings are purged later, together with those of thousands of other
+// removed events, so a block is rewritten once per purge rather than once per removal (Lucene
+// keeps deletions the same way until a merge). The corpus totals BM25 needs are updated once
+// per batch. The view of a batch not yet applied holds its documents, so a search finds an
+// event the moment it is committed (engine.ts).
+import type { Consumer, Derived, Tail, Watermark } from "../consumers/consumer.ts";
+import { noTail, readWatermark } from "../consumers/consumer.ts";
+import type { NostrEvent } from "../nostr/event.ts";
+import { readU64, serialKey } from "../store/keys.ts";
+import type { BinDb, Store } from "../store/store.ts";
+import { openDb } from "../store/store.ts";
+import type { BlockHeader, FlatPostings } from "./blocks.ts";
+import {
+  blockKey,
+  encodeBlocks,
+  filterBlock,
+  keyFirstSerial,
+  POSTING_FIELDS,
+  readHeader,
+  readStats,
+  STATS_KEY,
+  statsValue,
+  tokenBounds,
+  tokenPrefix,
+  withDf,
+} from "./blocks.ts";
+import { eventTokens } from "./fields.ts";
+import { TOKENIZER_VERSION } from "./tokenize.ts";
+
+/** An event's searchable text: its distinct tokens with their frequencies, and its length. */
+export interface Doc {
+  terms: Map<string, number>;
+  length: number;
+  kind: number;
+  createdAt: number;
+}
+
+export function analyze(e: NostrEvent): Doc | null {
+  const tokens = eventTokens(e);
+  if (tokens.length === 0) return null;
+  const terms = new Map<string, number>();
+  for (const t of tokens) terms.set(t, (terms.get(t) ?? 0) + 1);
+  return { terms, length: tokens.length, kind: e.kind, createdAt: e.created_at };
+}
+
+/** Documents committed and not yet applied (`docs`), and applied ones since removed. */
+export interface SearchView {
+  docs: Map<number, Doc>;
+  removed: Map<number, Doc>;
+  /** per token: documents added minus documents removed */
+  df: Map<string, number>;
+  docCount: number;
+  totalLength: number;
+}
+
+/** The corpus as one reader sees it: entries up to `w`, plus the views after it. */
+export interface SearchSnapshot {
+  w: Watermark | undefined;
+  views: SearchView[];
+  docs: number;
+  totalLength: number;
+}
+
+const BLOCK_FORMAT_VERSION = 1;
+/** Removed documents whose postings are purged together once this many wait. */
+export const PURGE_AT = 4096;
+const SEP = "\u0000";
+
+export class SearchIndex implements Consumer<Doc, SearchView> {
+  readonly name = "search";
+  /** the tokenizer and the block format: either changing rebuilds the index */
+  readonly version = TOKENIZER_VERSION * 1000 + BLOCK_FORMAT_VERSION;
+  readonly blocks: BinDb;
+  readonly gone: BinDb;
+  readonly meta: BinDb;
+  /** serials in `gone`: removed documents whose postings are still in the blocks */
+  readonly goneSerials = new Set<number>();
+  /** set by the runner that feeds this consumer */
+  tail: Tail<SearchView> = noTail;
+
+  /** purge once this many removed documents wait (tests set it low) */
+  purgeAt = PURGE_AT;
+
+  constructor(private readonly s: Store) {
+    this.blocks = openDb(s, "search_blocks");
+    this.gone = openDb(s, "search_gone");
+    this.meta = openDb(s, "search_meta");
+    for (const k of this.gone.getKeys({})) this.goneSerials.add(readU64(k as Buffer, 0));
+  }
+
+  prepare(e: NostrEvent): Doc | null {
+    return analyze(e);
+  }
+
+  newView(): SearchView {
+    return { docs: new Map(), removed: new Map(), df: new Map(), docCount: 0, totalLength: 0 };
+  }
+
+  view(v: SearchView, d: Derived<Doc>, sign: 1 | -1, removal: boolean): void {
+    const into = removal ? v.removed : v.docs;
+    if (sign > 0) into.set(d.serial, d.p);
+    else into.delete(d.serial);
+    const effect = removal ? -sign : sign;
+    for (const t of d.p.terms.keys()) v.df.set(t, (v.df.get(t) ?? 0) + effect);
+    v.docCount += effect;
+    v.totalLength += effect * d.p.length;
+  }
+
+  apply(_s: Store, adds: readonly Derived<Doc>[], removes: readonly Derived<Doc>[]): void {
+    const added = new Map<string, FlatPostings>();
+    let docs = 0;
+    let length = 0;
+    for (const { serial, p } of adds) {
+      for (const [t, tf] of p.terms) {
+        let list = added.get(t);
+        if (!list) {
+          list = [];
+          added.set(t, list);
+        }
+        list.push(serial, tf, p.length, p.kind, p.createdAt);
+      }
+      docs++;
+      length += p.length;
+    }
+    // A removed document's postings stay until a purge; readers skip the serials listed gone.
+    const removed = new Map<string, number>();
+    for (const { serial, p } of removes) {
+      for (const t of p.terms.keys()) removed.set(t, (removed.get(t) ?? 0) + 1);
+      this.gone.put(serialKey(serial), Buffer.from([...p.terms.keys()].join(SEP), "utf8"));
+      this.goneSerials.add(serial);
+      docs--;
+      length -= p.length;
+    }
+    for (const t of new Set([...added.keys(), ...removed.keys()]))
+      this.updateToken(tokenPrefix(t), added.get(t) ?? NONE, removed.get(t) ?? 0);
+    if (docs !== 0 || length !== 0) {
+      const cur = readStats(this.meta.get(STATS_KEY));
+      this.meta.put(STATS_KEY, statsValue(cur.docs + docs, cur.totalLength + length));
+    }
+    if (this.goneSerials.size >= this.purgeAt) this.purge(this.purgeAt * 2);
+  }
+
+  /** Appends a token's new postings and counts its removed documents out of its frequency. */
+  private updateToken(prefix: Buffer, add: FlatPostings, removed: number): void {
+    const b = this.blocks;
+    const { start, end } = tokenBounds(prefix);
+    let last: { firstSerial: number; bytes: Uint8Array; header: BlockHeader } | undefined;
+    for (const { key, value } of b.getRange({ start: end, end: start, reverse: true, limit: 1 })) {
+      const bytes = Buffer.from(value as Buffer);
+      last = { firstSerial: keyFirstSerial(key as Buffer), bytes, header: readHeader(bytes) };
+    }
+    const df = (last?.header.df ?? 0) - removed + add.length / POSTING_FIELDS;
+    if (df <= 0) {
+      // No live document holds the token: its blocks go, gone postings and all.
+      const keys = Array.from(b.getKeys({ start, end }), (k) => Buffer.from(k as Buffer));
+      for (const k of keys) b.remove(k);
+      return;
+    }
+    if (add.length === 0) {
+      if (last) b.put(blockKey(prefix, last.firstSerial), withDf(last.bytes, df));
+      return;
+    }
+    for (const blk of encodeBlocks(add, df, last)) b.put(blockKey(prefix, blk.firstSerial), blk.bytes);
+  }
+
+  /**
+   * Rewrites the blocks holding postings of up to `max` removed documents without them, each
+   * block once however many of them it holds, and forgets those documents.
+   */
+  private purge(max: number): void {
+    const b = this.blocks;
+    const byToken = new Map<string, Set<number>>();
+    const done: Buffer[] = [];
+    for (const { key, value } of this.gone.getRange({ limit: max })) {
+      const serial = readU64(key as Buffer, 0);
+      done.push(Buffer.from(key as Buffer));
+      for (const t of (value as Buffer).toString("utf8").split(SEP)) {
+        let set = byToken.get(t);
+        if (!set) {
+          set = new Set();
+          byToken.set(t, set);
+        }
+        set.add(serial);
+      }
+    }
+    for (const [t, serials] of byToken) {
+      const prefix = tokenPrefix(t);
+      const { start, end } = tokenBounds(prefix);
+      const sorted = [...serials].sort((x, y) => x - y);
+      const blocks = Array.from(b.getRange({ start, end }), ({ key, value }) => ({
+        key: Buffer.from(key as Buffer),
+        value: Buffer.from(value as Buffer),
+      }));
+      blocks.forEach((blk, i) => {
+        const from = keyFirstSerial(blk.key);
+        const to = readHeader(blk.value).lastSerial;
+        if (!anyWithin(sorted, from, to)) return;
+        const kept = filterBlock(blk.value, (serial) => serials.has(serial));
+        if (!kept) return;
+        const isLast = i === blocks.length - 1;
+        if (readHeader(kept).count === 0 && !isLast) b.remove(blk.key);
+        else b.put(blk.key, kept);
+      });
+    }
+    for (const k of done) {
+      this.gone.remove(k);
+      this.goneSerials.delete(readU64(k, 0));
+    }
+  }
+
+  clear(_s: Store): void {
+    this.blocks.clearSync();
+    this.gone.clearSync();
+    this.goneSerials.clear();
+    this.meta.clearSync();
+    // The postings of the first format, one key per posting, with their frequencies.
+    for (const name of ["search", "search_df"]) openDb(this.s, name).clearSync();
+  }
+
+  /** The corpus as a reader sees it now: read once, synchronously, before walking postings. */
+  snapshot(): SearchSnapshot {
+    const w = readWatermark(this.s, this.name);
+    const views = this.tail.views(w);
+    let { docs, totalLength } = readStats(this.meta.get(STATS_KEY));
+    for (const v of views) {
+      docs += v.docCount;
+      totalLength += v.totalLength;
+    }
+    return { w, views, docs, totalLength };
+  }
+
+  /** Documents containing the token, on disk (as of this moment's read snapshot). */
+  storedDf(prefix: Uint8Array): number {
+    const { start, end } = tokenBounds(prefix);
+    for (const { value } of this.blocks.getRange({ start: end, end: start, reverse: true, limit: 1 }))
+      return readHeader(value as Buffer).df;
+    return 0;
+  }
+
+  /** Documents containing the token in the snapshot. */
+  docFrequency(snap: SearchSnapshot, token: string): number {
+    let df = this.storedDf(tokenPrefix(token));
+    for (const v of snap.views) df += v.df.get(token) ?? 0;
+    return df;
+  }
+}
+
+const NONE: FlatPostings = [];
+
+/** Whether a sorted list holds a value in [from, to]. */
+function anyWithin(sorted: readonly number[], from: number, to: number): boolean {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid]! < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sorted.length && sorted[lo]! <= to;
+}
