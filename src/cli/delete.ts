@@ -2,7 +2,6 @@
 // (and the replaceable pointer when it points at them), in write transactions of a chunk each.
 import { removeBySerial } from "../store/lifecycle.ts";
 import { scanOldestFirst, storedId } from "../store/scan.ts";
-import { endTransaction } from "../store/store.ts";
 import {
   commandArgs,
   filterFromFlags,
@@ -47,8 +46,8 @@ export async function run(argv: string[]): Promise<number> {
       const serials = chunk;
       chunk = [];
       await store.env.transaction(() => {
+        store.arena.reset();
         for (const serial of serials) if (removeBySerial(store, serial)) removed++;
-        endTransaction(store);
       });
     };
     try {

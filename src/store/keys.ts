@@ -99,6 +99,112 @@ export const isIndexableTagName = (name: string | undefined): name is string =>
   name !== undefined && name.length === 1 && /[a-zA-Z]/.test(name);
 
 export const indexKey = withTail;
+
+/**
+ * Scratch bytes for the keys and values a write transaction puts. A put inside a transaction
+ * has lmdb-js copy its key and value before it returns, so the writer resets one buffer per
+ * batch instead of allocating (and freeing) a Buffer per key: allocation churn, not LMDB, was
+ * a large share of ingest CPU. A view handed out stays valid until the next reset.
+ */
+export class Arena {
+  private buf: Buffer;
+  private at = 0;
+
+  constructor(private readonly size = 1 << 20) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+
+  reset(): void {
+    this.at = 0;
+  }
+
+  take(n: number): Buffer {
+    if (this.at + n > this.buf.length) {
+      // Views already handed out keep the old buffer alive; new ones come from a larger one.
+      this.buf = Buffer.allocUnsafe(Math.max(this.size, n));
+      this.at = 0;
+    }
+    const b = this.buf.subarray(this.at, this.at + n);
+    this.at += n;
+    return b;
+  }
+
+  /** The UTF-8 bytes of a string (lone surrogates become U+FFFD). */
+  utf8(s: string): Buffer {
+    const room = this.take(s.length * 3);
+    const { written } = encoder.encodeInto(s, room);
+    this.at -= room.length - written;
+    return room.subarray(0, written);
+  }
+
+  serial(n: number): Buffer {
+    const k = this.take(8);
+    putU64(k, 0, n);
+    return k;
+  }
+
+  /** 32 raw bytes of a 64-char hex string (an id or pubkey). */
+  hex32(hex: string): Buffer {
+    const k = this.take(32);
+    k.write(hex, 0, 32, "hex");
+    return k;
+  }
+
+  /** `pubkey 32 | created_at | serial` */
+  pubkeyKey(pubkey: string, t: number, serial: number): Buffer {
+    const k = this.take(32 + TAIL);
+    k.write(pubkey, 0, 32, "hex");
+    return tail(k, 32, t, serial);
+  }
+
+  /** `kind 2 | created_at | serial` */
+  kindKey(kind: number, t: number, serial: number): Buffer {
+    const k = this.take(2 + TAIL);
+    k[0] = kind >>> 8;
+    k[1] = kind & 0xff;
+    return tail(k, 2, t, serial);
+  }
+
+  /** `pubkey 32 | kind 2 | created_at | serial` */
+  pubkindKey(pubkey: string, kind: number, t: number, serial: number): Buffer {
+    const k = this.take(34 + TAIL);
+    k.write(pubkey, 0, 32, "hex");
+    k[32] = kind >>> 8;
+    k[33] = kind & 0xff;
+    return tail(k, 34, t, serial);
+  }
+
+  /** `created_at | serial` */
+  timeKey(t: number, serial: number): Buffer {
+    return tail(this.take(TAIL), 0, t, serial);
+  }
+
+  /** `letter | len | value | created_at | serial`, or undefined when the value is not indexed. */
+  tagKey(letter: string, value: string, t: number, serial: number): Buffer | undefined {
+    const l = letter.charCodeAt(0);
+    if (value.length === 64 && HEX.test(value)) {
+      const k = this.take(34 + TAIL);
+      k[0] = l | 0x80;
+      k[1] = 32;
+      k.write(value, 2, 32, "hex");
+      return tail(k, 34, t, serial);
+    }
+    if (value.length > 255 || !value.isWellFormed()) return undefined;
+    const v = this.utf8(value);
+    if (v.length > 255) return undefined;
+    const k = this.take(2 + v.length + TAIL);
+    k[0] = l;
+    k[1] = v.length;
+    k.set(v, 2);
+    return tail(k, 2 + v.length, t, serial);
+  }
+}
+
+function tail(k: Buffer, at: number, createdAt: number, serial: number): Buffer {
+  putU64(k, at, createdAt);
+  putU64(k, at + 8, serial);
+  return k;
+}
 export const timeKey = (createdAt: number, serial: number): Buffer => withTail(EMPTY, createdAt, serial);
 const EMPTY = new Uint8Array(0);
 

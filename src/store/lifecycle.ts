@@ -17,14 +17,22 @@ import {
   tagPrefix,
 } from "./keys.ts";
 import type { Store } from "./store.ts";
-import { applyLater, readEvent, removeEvent } from "./store.ts";
+import { readEvent, removeEvent } from "./store.ts";
 
 const u64 = (n: number): Buffer => serialKey(n);
 const tombstoneKey = (id: string, pubkey: string): Buffer => Buffer.concat([hexBytes(id), hexBytes(pubkey)]);
 
+/** `id 32 | pubkey 32` in the store's arena, for a lookup made at once. */
+function tombstoneProbe(s: Store, id: string, pubkey: string): Buffer {
+  const k = s.arena.take(64);
+  k.write(id, 0, 32, "hex");
+  k.write(pubkey, 32, 32, "hex");
+  return k;
+}
+
 /** Refuses an incoming event that an earlier deletion or vanish request removed for good. */
 export function tombstoned(s: Store, e: NostrEvent, addressKey: Buffer | undefined): Reject | undefined {
-  if (s.deleted.get(tombstoneKey(e.id, e.pubkey)) !== undefined)
+  if (s.deleted.getBinaryFast(tombstoneProbe(s, e.id, e.pubkey)) !== undefined)
     return blocked("this event was deleted by its author");
   if (e.kind === 1059)
     for (const t of e.tags)
@@ -35,7 +43,7 @@ export function tombstoned(s: Store, e: NostrEvent, addressKey: Buffer | undefin
     if (until !== undefined && e.created_at <= readU64(until, 0))
       return blocked("this address was deleted by its author up to a later time");
   }
-  const vanished = s.vanished.get(hexBytes(e.pubkey));
+  const vanished = s.vanished.getBinaryFast(s.arena.hex32(e.pubkey));
   if (vanished !== undefined && e.created_at <= readU64(vanished, 0))
     return blocked("the author asked this relay to delete everything up to a later time");
   return undefined;
@@ -104,7 +112,6 @@ export function vanishTargetsUs(e: NostrEvent, isOwnUrl: (url: string) => boolea
  * of that pubkey are not accepted again. Returns how many events were removed.
  */
 export function applyVanish(s: Store, req: NostrEvent): number {
-  applyLater(s); // the scans below read index entries this batch may still have queued
   const prev = s.vanished.get(hexBytes(req.pubkey));
   if (prev === undefined || readU64(prev, 0) < req.created_at)
     s.vanished.put(hexBytes(req.pubkey), u64(req.created_at));

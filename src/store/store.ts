@@ -3,17 +3,7 @@
 import type { Database, RootDatabase } from "lmdb";
 import { open } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
-import {
-  hexBytes,
-  indexKey,
-  isIndexableTagName,
-  kindBytes,
-  pubkindPrefix,
-  readU64,
-  serialKey,
-  tagPrefix,
-  timeKey,
-} from "./keys.ts";
+import { Arena, isIndexableTagName, readU64, serialKey } from "./keys.ts";
 import type { Removal } from "./removals.ts";
 import { lastRemovalSeq, removalValue } from "./removals.ts";
 
@@ -37,12 +27,10 @@ export interface Store {
   deletedAddr: BinDb;
   /** NIP-62: `pubkey 32` → created_at 8 up to which everything was removed */
   vanished: BinDb;
-  /** `indexed` → serial 8: every event up to it has all its index entries on disk */
+  /** the consumers' watermarks (consumers/consumer.ts) */
   state: BinDb;
   /** highest serial ever assigned (from disk at open, then advanced by the writer) */
   lastSerial: number;
-  /** the writer's deferred index puts while a batch is being applied, else null (write now) */
-  later: LaterWrites | null;
   /** indexes that deciding an event needs (NIP-40 expiry), kept in the writer's transaction */
   indexers: Indexer[];
   /** the removal log (removals.ts) */
@@ -53,6 +41,8 @@ export interface Store {
   logRemovals: boolean;
   /** what the transaction being applied removed, handed to the consumers after its commit */
   removedInTxn: Removal[];
+  /** scratch bytes for the keys and values of the write transaction being applied */
+  arena: Arena;
 }
 
 /**
@@ -65,84 +55,26 @@ export interface Indexer {
   remove(s: Store, e: NostrEvent, serial: number): void;
 }
 
-/** Ends a write transaction's index work; every writer of the store calls it before commit. */
-export function endTransaction(s: Store): void {
-  // Written last, after every entry of the events it covers (deferred or not).
-  putIndex(s, s.state, INDEXED_KEY, serialKey(s.lastSerial));
-}
-
 /**
- * Index puts the writer defers. Deciding an event (duplicate? replaces what? deleted?) needs
- * a write transaction on the main thread; the bulk of its index entries and search postings
- * does not. Those are queued here while a batch is applied, then handed to lmdb-js as
- * asynchronous writes, which its own write thread performs in order, after the transaction
- * that decided them and before any later one. The OK waits for them.
- *
- * Only puts are deferred, and only of keys nothing in the write path reads back, except an
- * event of the same batch being removed (removeEvent applies the queue first) and the vanish
- * scan (applies it first too). The bodies, `ids`, replaceable pointers, tombstones and search
- * counts are written in the transaction itself, so a crash between the two commits can only
- * lose idempotent puts of events above the `indexed` mark, which restoreIndexes re-creates.
+ * An earlier version deferred index puts to a second commit and marked how far they were on
+ * disk with this key. A store it left after an unclean stop may miss entries of the events
+ * above the mark; restoreIndexes re-creates them once, then the mark goes.
  */
-export interface LaterWrites {
-  /** first serial assigned in this batch */
-  readonly firstSerial: number;
-  dbs: BinDb[];
-  keys: Buffer[];
-  values: Buffer[];
-}
-
 const INDEXED_KEY = Buffer.from("indexed");
 
-/** Puts an index entry now, or queues it when the writer defers index writes. */
-export function putIndex(s: Store, db: BinDb, key: Buffer, value: Buffer = EMPTY): void {
-  const later = s.later;
-  if (later === null) db.put(key, value);
-  else {
-    later.dbs.push(db);
-    later.keys.push(key);
-    later.values.push(value);
-  }
-}
-
-/** Writes the queued puts inside the current transaction (for readers of the index in it). */
-export function applyLater(s: Store): void {
-  const later = s.later;
-  if (later === null) return;
-  for (let i = 0; i < later.dbs.length; i++) later.dbs[i]!.put(later.keys[i]!, later.values[i]!);
-  later.dbs.length = later.keys.length = later.values.length = 0;
-}
-
-/** Hands queued puts to lmdb-js's write thread; resolves once they are committed. */
-export function issueLater(later: LaterWrites): Promise<unknown> {
-  let last: Promise<unknown> = Promise.resolve();
-  for (let i = 0; i < later.dbs.length; i++) last = later.dbs[i]!.put(later.keys[i]!, later.values[i]!);
-  return last;
-}
-
-/** The serial up to which every event's index entries are known to be on disk. */
-export function indexedThrough(s: Store): number {
-  const v = s.state.get(INDEXED_KEY);
-  return v === undefined ? 0 : readU64(v, 0);
-}
-
-/**
- * After a crash between a batch's commit and its deferred puts: re-creates the index entries of
- * the events above the `indexed` mark (puts are idempotent; counts were committed with the
- * events). Call once the indexers are registered, before the writer starts.
- */
+/** Re-creates index entries an earlier version may have lost; call once at open. */
 export function restoreIndexes(s: Store): number {
-  const from = indexedThrough(s) + 1;
-  if (from > s.lastSerial) return 0;
-  return replayStored(
-    s,
-    from,
-    Number.MAX_SAFE_INTEGER,
-    (e, serial) => {
-      for (const [db, k] of indexEntries(s, e, serial)) db.put(k, EMPTY);
-    },
-    () => s.state.put(INDEXED_KEY, serialKey(s.lastSerial)),
-  );
+  const v = s.state.get(INDEXED_KEY);
+  if (v === undefined) return 0;
+  const from = readU64(v, 0) + 1;
+  const restored =
+    from > s.lastSerial
+      ? 0
+      : replayStored(s, from, Number.MAX_SAFE_INTEGER, (e, serial) =>
+          forEachIndexEntry(s, e, serial, (db, k) => db.put(k, EMPTY)),
+        );
+  s.state.removeSync(INDEXED_KEY);
+  return restored;
 }
 
 /**
@@ -183,13 +115,10 @@ export function openStore(path: string): Store {
   const env = open({ path, maxDbs: 32, compression: false, noSubdir: false });
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
   const events = db("events");
-  const state = db("state");
   let lastSerial = 0;
   for (const k of events.getKeys({ reverse: true, limit: 1 })) lastSerial = readU64(k, 0);
-  // A store written before the mark existed was fully indexed in each transaction.
-  if (state.get(INDEXED_KEY) === undefined) state.putSync(INDEXED_KEY, serialKey(lastSerial));
   const removals = db("removals");
-  const store: Store = {
+  return {
     env,
     events,
     eventsText: env.openDB({ name: "events", keyEncoding: "binary", encoding: "string" }) as Database<
@@ -206,43 +135,49 @@ export function openStore(path: string): Store {
     deleted: db("deleted"),
     deletedAddr: db("deleted_addr"),
     vanished: db("vanished"),
-    state,
+    state: db("state"),
     lastSerial,
-    later: null,
     indexers: [],
     removals,
-    lastRemoval: 0,
+    lastRemoval: lastRemovalSeq(removals),
     logRemovals: false,
     removedInTxn: [],
+    arena: new Arena(),
   };
-  store.lastRemoval = lastRemovalSeq(removals);
-  return store;
 }
 
 export const EMPTY = Buffer.alloc(0);
 
-/** The (database, key) pairs of every index entry an event has, besides `ids`. */
-export function indexEntries(s: Store, e: NostrEvent, serial: number): [BinDb, Buffer][] {
+/**
+ * Visits (database, key) of every index entry an event has, besides `ids`. Keys are views of
+ * the store's arena: valid until its next reset, so use them at once.
+ */
+export function forEachIndexEntry(
+  s: Store,
+  e: NostrEvent,
+  serial: number,
+  visit: (db: BinDb, key: Buffer) => void,
+): void {
+  const a = s.arena;
   const t = e.created_at;
-  const pk = hexBytes(e.pubkey);
-  const out: [BinDb, Buffer][] = [
-    [s.pubkey, indexKey(pk, t, serial)],
-    [s.kind, indexKey(kindBytes(e.kind), t, serial)],
-    [s.pubkind, indexKey(pubkindPrefix(e.pubkey, e.kind), t, serial)],
-    [s.time, timeKey(t, serial)],
-  ];
-  const seen = new Set<string>();
+  visit(s.pubkey, a.pubkeyKey(e.pubkey, t, serial));
+  visit(s.kind, a.kindKey(e.kind, t, serial));
+  visit(s.pubkind, a.pubkindKey(e.pubkey, e.kind, t, serial));
+  visit(s.time, a.timeKey(t, serial));
+  // A tag repeated in one event gives the same key twice: a second put or remove is harmless.
   for (const tag of e.tags) {
     const name = tag[0];
     const value = tag[1];
-    if (!isIndexableTagName(name) || value === undefined) continue;
-    const p = tagPrefix(name, value);
-    if (!p) continue;
-    const dedupe = p.toString("latin1");
-    if (seen.has(dedupe)) continue;
-    seen.add(dedupe);
-    out.push([s.tag, indexKey(p, t, serial)]);
+    if (value === undefined || !isIndexableTagName(name)) continue;
+    const k = a.tagKey(name, value, t, serial);
+    if (k) visit(s.tag, k);
   }
+}
+
+/** The (database, key) pairs of every index entry an event has, besides `ids` (copies). */
+export function indexEntries(s: Store, e: NostrEvent, serial: number): [BinDb, Buffer][] {
+  const out: [BinDb, Buffer][] = [];
+  forEachIndexEntry(s, e, serial, (db, k) => out.push([db, Buffer.from(k)]));
   return out;
 }
 
@@ -251,29 +186,38 @@ export function readEvent(s: Store, serial: number): string | undefined {
   return s.eventsText.get(serialKey(serial));
 }
 
+const removeKey = (db: BinDb, k: Buffer): void => {
+  db.remove(k);
+};
+
 /**
  * Removes an event and every index entry it owns, and logs the removal for the consumers.
  * Must run inside a write transaction.
  */
 export function removeEvent(s: Store, e: NostrEvent, serial: number, json: string): void {
-  // An event of the batch being applied may still have its entries queued: write them first.
-  if (s.later !== null && serial >= s.later.firstSerial) applyLater(s);
-  s.events.remove(serialKey(serial));
-  s.ids.remove(hexBytes(e.id));
-  for (const [db, key] of indexEntries(s, e, serial)) db.remove(key);
+  const a = s.arena;
+  s.events.remove(a.serial(serial));
+  s.ids.remove(a.hex32(e.id));
+  forEachIndexEntry(s, e, serial, removeKey);
   for (const ix of s.indexers) ix.remove(s, e, serial);
   if (s.logRemovals) {
     const seq = ++s.lastRemoval;
-    s.removals.put(serialKey(seq), removalValue(serial, json));
+    s.removals.put(a.serial(seq), removalValue(serial, json));
     s.removedInTxn.push({ seq, serial, event: e, json });
   }
 }
 
+const putKey = (db: BinDb, k: Buffer): void => {
+  db.put(k, EMPTY);
+};
+
 /** Stores an event and every index entry it owns. Must run inside a write transaction. */
 export function putEvent(s: Store, e: NostrEvent, json: string, serial: number): void {
-  s.events.put(serialKey(serial), Buffer.from(json, "utf8"));
-  s.ids.put(hexBytes(e.id), serialKey(serial));
-  for (const [db, key] of indexEntries(s, e, serial)) putIndex(s, db, key);
+  const a = s.arena;
+  const sk = a.serial(serial);
+  s.events.put(sk, a.utf8(json));
+  s.ids.put(a.hex32(e.id), sk);
+  forEachIndexEntry(s, e, serial, putKey);
   for (const ix of s.indexers) ix.put(s, e, serial);
 }
 

@@ -6,7 +6,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, olderVersion } from "../wire/reasons.ts";
-import { hexBytes, readReplaceable, replaceableValue } from "./keys.ts";
+import { readReplaceable, replaceableValue } from "./keys.ts";
 import {
   addressOf,
   applyDeletion,
@@ -16,8 +16,8 @@ import {
   vanishTargetsUs,
 } from "./lifecycle.ts";
 import type { Removal } from "./removals.ts";
-import type { LaterWrites, Store } from "./store.ts";
-import { applyLater, endTransaction, issueLater, putEvent } from "./store.ts";
+import type { Store } from "./store.ts";
+import { putEvent } from "./store.ts";
 
 export type WriteOutcome =
   | { status: "stored"; serial: number; replaced: boolean }
@@ -51,8 +51,6 @@ export interface WriterOptions {
   maxBatch: number;
   /** whether a NIP-62 `relay` tag names this relay */
   isOwnUrl?: (url: string) => boolean;
-  /** batches of at least this many items defer their bulk index puts (see LaterWrites); 32 */
-  deferFrom?: number;
 }
 
 export class Writer {
@@ -119,41 +117,31 @@ export class Writer {
     while (this.queue.length > 0) {
       const batch = this.queue.splice(0, this.opts.maxBatch);
       const started = performance.now();
-      let deferred: Promise<unknown> = Promise.resolve();
       let removed: Removal[] = [];
       try {
+        // One transaction and one commit per batch: every put of the batch is made here.
         await s.env.transaction(() => {
+          s.arena.reset();
           s.removedInTxn = [];
-          // A small batch writes everything here: a second trip through the write thread would
-          // cost it more latency than it saves the main thread.
-          const later: LaterWrites | null =
-            batch.length >= (this.opts.deferFrom ?? 32)
-              ? { firstSerial: s.lastSerial + 1, dbs: [], keys: [], values: [] }
-              : null;
-          s.later = later;
           try {
             for (const p of batch) {
               if (p.type === "event") p.outcome = this.apply(p.event, p.json);
               else
                 try {
-                  applyLater(s); // a task may read any index
                   p.result = p.run(s);
                 } catch (e) {
                   p.failed = e ?? new Error("task failed");
                 }
             }
           } finally {
-            endTransaction(s);
-            s.later = null;
             removed = s.removedInTxn;
             s.removedInTxn = [];
-            // Issued once lmdb-js has left this callback, so they are queued as asynchronous
-            // writes for its write thread rather than performed here on the main thread.
-            if (later) deferred = new Promise((resolve) => queueMicrotask(() => resolve(issueLater(later))));
           }
         });
+        // Committed: readers see the batch (what a REQ would return at this moment) and live
+        // subscribers get it, in commit order.
+        this.publish(batch, removed);
       } catch (e) {
-        removed = [];
         const r = error(`could not store event: ${(e as Error).message}`);
         for (const p of batch) {
           if (p.type === "event") p.outcome = { status: "rejected", reject: r };
@@ -163,26 +151,10 @@ export class Writer {
       this.batches++;
       this.lastBatchSize = batch.length;
       this.lastCommitMs = performance.now() - started;
-      // The next batch may start while this one's deferred puts are written and flushed to disk.
-      // Once its puts are committed, readers see the batch and live subscribers get it (what a
-      // REQ would return at that moment); the OKs wait for the flush, so `OK true` means on disk.
-      // Both happen in commit order.
+      // The next batch may start while this one is flushed to disk; the OKs wait for the flush,
+      // so `OK true` means on disk.
       const prev = flushing;
-      flushing = prev
-        .then(() => deferred)
-        .then(
-          () => this.publish(batch, removed),
-          (e) => {
-            // The events are committed but not all of their index entries: the `indexed` mark
-            // did not move, so the next start restores them. Until then, say it failed.
-            const r = error(`could not index event: ${(e as Error).message}`);
-            for (const p of batch)
-              if (p.type === "event" && p.outcome?.status === "stored")
-                p.outcome = { status: "rejected", reject: r };
-          },
-        )
-        .then(() => s.env.flushed)
-        .then(() => this.answer(batch));
+      flushing = prev.then(() => s.env.flushed).then(() => this.answer(batch));
       if (this.queue.length === 0) await flushing;
     }
     await flushing;
@@ -212,7 +184,7 @@ export class Writer {
   /** Runs inside the write transaction. */
   private apply(e: NostrEvent, json: string): WriteOutcome {
     const s = this.store;
-    if (s.ids.get(hexBytes(e.id)) !== undefined) return { status: "duplicate" };
+    if (s.ids.getBinaryFast(s.arena.hex32(e.id)) !== undefined) return { status: "duplicate" };
     const addressed = isReplaceable(e.kind) || isAddressable(e.kind);
     const rkey = addressed ? addressOf(e) : undefined;
     const gone = tombstoned(s, e, rkey);
