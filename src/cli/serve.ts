@@ -5,6 +5,7 @@ import { watch } from "node:fs";
 import { loadConfig } from "../config/load.ts";
 import { reloadConfig } from "../config/reload.ts";
 import { startRelay } from "../relay.ts";
+import { tuneAllocator } from "./allocator.ts";
 import { parseArgs } from "./args.ts";
 
 export const help = `relay serve [--config FILE] [--host H] [--port P] [--data DIR] [--<key> VALUE]
@@ -17,6 +18,7 @@ export async function run(argv: string[]): Promise<number> {
   const { flags } = parseArgs(argv);
   const { config: file, ...rest } = flags;
   const config = loadConfig({ file, env: process.env, flags: rest });
+  tuneAllocator(config);
   const relay = startRelay(config);
   const shutdown = async (signal: string) => {
     console.log(`${signal}: stopping, flushing writes`);

@@ -151,6 +151,12 @@ export const SCHEMA = {
     min: 100,
   }),
   "online.allowPrivate": b(false, "also probe loopback, private and link-local addresses", false),
+  "process.allocatorPurgeMs": i(
+    -1,
+    "return memory the allocator freed to the OS after this many ms (-1 = keep it for reuse; sets MIMALLOC_PURGE_DELAY)",
+    false,
+    { min: -1 },
+  ),
   "metrics.enabled": b(true, "serve Prometheus metrics over HTTP", true),
   "metrics.path": s("/metrics", "path of the metrics endpoint", true),
   "metrics.port": i(

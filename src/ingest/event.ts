@@ -1,19 +1,23 @@
 // EVENT: shape, time window, expiry, id and signature, then the write policy (lists, proof of
 // work, protected events, AUTH, plugin), then the writer (or straight to live subscribers for
-// ephemeral kinds). The OK goes out only once the outcome is final.
+// ephemeral kinds). The OK goes out only once the outcome is final. Events are taken in batches.
 import { broadcast } from "../fanout/broadcast.ts";
-import { computeId, storedJson } from "../nostr/canonical.ts";
+import { computeId, storedJsonOf } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { checkEventShape } from "../nostr/event.ts";
 import { isEphemeral } from "../nostr/kinds.ts";
 import type { Conn } from "../server/connection.ts";
 import { expirationOf } from "../store/expiration.ts";
+import type { ToWrite } from "../store/writer.ts";
+import type { Verifiable } from "../verify/batch.ts";
+import type { VerifyResult } from "../verify/verify.ts";
 import { okFrame, okReject } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
-import { ALREADY_HAVE, invalid, isReject } from "../wire/reasons.ts";
+import { ALREADY_HAVE, error, invalid, isReject } from "../wire/reasons.ts";
 import { writePolicy } from "./access.ts";
 import type { RelayContext } from "./context.ts";
 import { bump } from "./context.ts";
+import type { PolicyPlugin } from "./plugin.ts";
 
 export interface AdmitOptions {
   /** skip the created_at window (imports of old data) */
@@ -75,51 +79,122 @@ function refuse(ctx: RelayContext, conn: Conn, id: string, r: Reject): void {
   conn.send(okReject(id, r));
 }
 
-export async function handleEvent(ctx: RelayContext, conn: Conn, raw: unknown): Promise<void> {
-  const rawId = (raw as { id?: unknown }).id;
-  const replyId = typeof rawId === "string" ? rawId : "";
-  const e = admitShape(ctx, raw);
-  if (isReject(e)) return refuse(ctx, conn, replyId, e);
-  // Id and signature are checked off the main thread, batched with other connections' events.
-  const verdict = await ctx.verifyPool.submit(e);
-  if (verdict !== "ok") return refuse(ctx, conn, replyId, verdict === "bad-id" ? BAD_ID() : BAD_SIG());
-  const denied = writePolicy(ctx, conn, e);
-  if (denied) return refuse(ctx, conn, e.id, denied);
-  if (ctx.plugin) {
-    const v = await ctx.plugin.check(e, conn.ip, [...conn.authed][0]);
-    if (v.action === "reject") {
-      const msg = /^[a-z-]+: /.test(v.msg) ? v.msg : `blocked: ${v.msg || "refused by write policy"}`;
-      bump(ctx.counters.eventsRejected, msg.slice(0, msg.indexOf(":")));
-      conn.send(okFrame(e.id, false, msg));
+/** An EVENT that passed the shape checks, with the JSON of its tags and content. */
+interface Incoming extends Verifiable {
+  conn: Conn;
+}
+
+/**
+ * EVENT frames from every connection, taken in batches: the events that arrive in one turn of
+ * the event loop are verified together, written together, and answered as their outcomes are
+ * known. Per batch, not per event, are the promises, the verification hand-off and the writer
+ * submission; the tags and content are serialised once for the commitment and the stored form.
+ */
+export class EventIngest {
+  private batch: Incoming[] = [];
+  private scheduled = false;
+
+  constructor(private readonly ctx: RelayContext) {}
+
+  /** Takes one EVENT's event; its OK goes out once its outcome is final. */
+  push(conn: Conn, raw: unknown): void {
+    const e = admitShape(this.ctx, raw);
+    if (isReject(e)) {
+      const rawId = (raw as { id?: unknown }).id;
+      refuse(this.ctx, conn, typeof rawId === "string" ? rawId : "", e);
       return;
     }
-    if (v.action === "shadowReject") {
-      conn.send(okFrame(e.id, true, ""));
+    this.batch.push({ conn, e, tags: JSON.stringify(e.tags), content: JSON.stringify(e.content) });
+    if (this.scheduled) return;
+    this.scheduled = true;
+    // setImmediate gathers every frame that arrives in this turn of the event loop.
+    setImmediate(this.flush);
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    const items = this.batch;
+    this.batch = [];
+    void this.process(items);
+  };
+
+  private async process(items: Incoming[]): Promise<void> {
+    const ctx = this.ctx;
+    let verdicts: VerifyResult[];
+    try {
+      // Ids and signatures are checked off the main thread, with other turns' events.
+      verdicts = await ctx.verifyPool.verify(items);
+    } catch (err) {
+      const r = error(`could not verify event: ${(err as Error).message}`);
+      for (const it of items) refuse(ctx, it.conn, it.e.id, r);
       return;
     }
+    let passed: Incoming[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const it = items[i]!;
+      const verdict = verdicts[i];
+      if (verdict !== "ok") {
+        refuse(ctx, it.conn, it.e.id, verdict === "bad-id" ? BAD_ID() : BAD_SIG());
+        continue;
+      }
+      const denied = writePolicy(ctx, it.conn, it.e);
+      if (denied) refuse(ctx, it.conn, it.e.id, denied);
+      else passed.push(it);
+    }
+    if (ctx.plugin) passed = await this.sift(ctx.plugin, passed);
+    const writes: ToWrite[] = [];
+    const writers: Incoming[] = [];
+    for (const it of passed) {
+      const json = storedJsonOf(it.e, it.tags, it.content);
+      if (isEphemeral(it.e.kind)) {
+        ctx.counters.eventsAccepted++;
+        bump(ctx.counters.acceptedByKind, String(it.e.kind));
+        broadcast(ctx.live, it.e, json);
+        it.conn.send(okFrame(it.e.id, true, ""));
+        continue;
+      }
+      writes.push({ event: it.e, json });
+      writers.push(it);
+    }
+    const outcomes = await ctx.writer.submitMany(writes);
+    for (let i = 0; i < outcomes.length; i++) {
+      const { conn, e } = writers[i]!;
+      const outcome = outcomes[i]!;
+      switch (outcome.status) {
+        case "stored":
+          ctx.counters.eventsAccepted++;
+          bump(ctx.counters.acceptedByKind, String(e.kind));
+          conn.send(okFrame(e.id, true, ""));
+          break;
+        case "duplicate":
+          bump(ctx.counters.eventsRejected, "duplicate");
+          conn.send(okFrame(e.id, true, ALREADY_HAVE));
+          break;
+        case "rejected":
+          refuse(ctx, conn, e.id, outcome.reject);
+          break;
+        default:
+          outcome satisfies never;
+      }
+    }
   }
-  const json = storedJson(e);
-  if (isEphemeral(e.kind)) {
-    ctx.counters.eventsAccepted++;
-    bump(ctx.counters.acceptedByKind, String(e.kind));
-    broadcast(ctx.live, e, json);
-    conn.send(okFrame(e.id, true, ""));
-    return;
-  }
-  const outcome = await ctx.writer.submit(e, json);
-  switch (outcome.status) {
-    case "stored":
-      ctx.counters.eventsAccepted++;
-      bump(ctx.counters.acceptedByKind, String(e.kind));
-      conn.send(okFrame(e.id, true, ""));
-      return;
-    case "duplicate":
-      bump(ctx.counters.eventsRejected, "duplicate");
-      conn.send(okFrame(e.id, true, ALREADY_HAVE));
-      return;
-    case "rejected":
-      return refuse(ctx, conn, e.id, outcome.reject);
-    default:
-      outcome satisfies never;
+
+  /** The strfry-protocol plugin's verdicts; refused and shadow-refused events are answered here. */
+  private async sift(plugin: PolicyPlugin, items: Incoming[]): Promise<Incoming[]> {
+    const ctx = this.ctx;
+    const verdicts = await Promise.all(
+      items.map((it) => plugin.check(it.e, it.conn.ip, [...it.conn.authed][0])),
+    );
+    const kept: Incoming[] = [];
+    items.forEach((it, i) => {
+      const v = verdicts[i]!;
+      if (v.action === "reject") {
+        const msg = /^[a-z-]+: /.test(v.msg) ? v.msg : `blocked: ${v.msg || "refused by write policy"}`;
+        bump(ctx.counters.eventsRejected, msg.slice(0, msg.indexOf(":")));
+        it.conn.send(okFrame(it.e.id, false, msg));
+      } else if (v.action === "shadowReject") it.conn.send(okFrame(it.e.id, true, ""));
+      else kept.push(it);
+    });
+    return kept;
   }
 }

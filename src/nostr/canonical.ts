@@ -15,9 +15,35 @@ function unescapeControls(json: string): string {
 
 /** The exact string whose UTF-8 sha256 is the event id. */
 export function commitment(e: NostrEvent): string {
-  return unescapeControls(
-    `[0,"${e.pubkey}",${e.created_at},${e.kind},${JSON.stringify(e.tags)},${JSON.stringify(e.content)}]`,
-  );
+  return commitmentOf(e, JSON.stringify(e.tags), JSON.stringify(e.content));
+}
+
+/** The commitment from the JSON of the tags and of the content (serialised once per event). */
+export function commitmentOf(e: NostrEvent, tags: string, content: string): string {
+  return unescapeControls(`[0,"${e.pubkey}",${e.created_at},${e.kind},${tags},${content}]`);
+}
+
+/**
+ * Writes the commitment's UTF-8 bytes into `out` at `at` without building it as a string, and
+ * returns the end offset. `out` must have room for 3 bytes per UTF-16 unit plus 64.
+ */
+export function encodeCommitment(
+  e: NostrEvent,
+  tags: string,
+  content: string,
+  out: Buffer,
+  at: number,
+): number {
+  if (tags.indexOf("\\u00") !== -1 || content.indexOf("\\u00") !== -1)
+    return at + out.write(commitmentOf(e, tags, content), at, "utf8");
+  at += out.write('[0,"', at, "latin1");
+  at += out.write(e.pubkey, at, "latin1");
+  at += out.write(`",${e.created_at},${e.kind},`, at, "latin1");
+  at += out.write(tags, at, "utf8");
+  out[at++] = 0x2c; // ,
+  at += out.write(content, at, "utf8");
+  out[at++] = 0x5d; // ]
+  return at;
 }
 
 /** sha256 of the commitment, lowercase hex. */
@@ -30,7 +56,12 @@ export function computeId(e: NostrEvent): string {
  * of every stored record (readers take them without parsing).
  */
 export function storedJson(e: NostrEvent): string {
-  return `{"id":"${e.id}","pubkey":"${e.pubkey}","created_at":${e.created_at},"kind":${e.kind},"tags":${JSON.stringify(e.tags)},"content":${JSON.stringify(e.content)},"sig":"${e.sig}"}`;
+  return storedJsonOf(e, JSON.stringify(e.tags), JSON.stringify(e.content));
+}
+
+/** The stored form from the JSON of the tags and of the content. */
+export function storedJsonOf(e: NostrEvent, tags: string, content: string): string {
+  return `{"id":"${e.id}","pubkey":"${e.pubkey}","created_at":${e.created_at},"kind":${e.kind},"tags":${tags},"content":${content},"sig":"${e.sig}"}`;
 }
 
 export const STORED_ID_OFFSET = 7;

@@ -4,7 +4,7 @@ import type { Server } from "bun";
 import { handleAuth } from "../ingest/auth.ts";
 import type { RelayContext } from "../ingest/context.ts";
 import { bump } from "../ingest/context.ts";
-import { handleEvent } from "../ingest/event.ts";
+import { EventIngest } from "../ingest/event.ts";
 import type { ClientMessage } from "../ingest/messages.ts";
 import { readFrame } from "../ingest/messages.ts";
 import { closeSubscription, handleCount, handleReq } from "../ingest/req.ts";
@@ -18,6 +18,7 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
   const c = ctx.config;
   const conns = ctx.conns;
   const maxBytes = c["limits.maxMessageBytes"];
+  const ingest = (ctx.ingest ??= new EventIngest(ctx));
   const gate = () => ({
     maxMessageBytes: ctx.config["limits.maxMessageBytes"],
     maxSubidLength: ctx.config["limits.maxSubidLength"],
@@ -46,7 +47,7 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
     if (!metered(conn, m)) return;
     switch (m.type) {
       case "EVENT":
-        void handleEvent(ctx, conn, m.event);
+        ingest.push(conn, m.event);
         return;
       case "REQ":
         void handleReq(ctx, conn, m.subId, m.filters);

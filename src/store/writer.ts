@@ -30,12 +30,26 @@ export interface Committed {
   serial: number;
 }
 
+/** Events submitted together, answered together once every one of them is on disk. */
+interface Group {
+  outcomes: WriteOutcome[];
+  left: number;
+  resolve: (o: WriteOutcome[]) => void;
+}
+
+/** An event to store and its stored JSON. */
+export interface ToWrite {
+  event: NostrEvent;
+  json: string;
+}
+
 type Pending =
   | {
       type: "event";
       event: NostrEvent;
       json: string;
-      resolve: (o: WriteOutcome) => void;
+      group: Group;
+      index: number;
       outcome?: WriteOutcome;
     }
   | {
@@ -77,7 +91,20 @@ export class Writer {
   }
 
   submit(event: NostrEvent, json: string): Promise<WriteOutcome> {
-    return new Promise((resolve) => this.enqueue({ type: "event", event, json, resolve }));
+    return this.submitMany([{ event, json }]).then((o) => o[0]!);
+  }
+
+  /** Stores events in queue order; resolves with their outcomes once all of them are on disk. */
+  submitMany(items: readonly ToWrite[]): Promise<WriteOutcome[]> {
+    if (items.length === 0) return Promise.resolve([]);
+    return new Promise((resolve) => {
+      const group: Group = { outcomes: new Array(items.length), left: items.length, resolve };
+      for (let i = 0; i < items.length; i++) {
+        const { event, json } = items[i]!;
+        this.queue.push({ type: "event", event, json, group, index: i });
+      }
+      this.start();
+    });
   }
 
   /** Runs `run` inside a write transaction, in queue order; resolves after the commit is flushed. */
@@ -94,6 +121,10 @@ export class Writer {
 
   private enqueue(p: Pending): void {
     this.queue.push(p);
+    this.start();
+  }
+
+  private start(): void {
     if (this.running) return;
     this.running = true;
     this.idle = new Promise((r) => {
@@ -177,7 +208,11 @@ export class Writer {
       if (p.type === "task") {
         if (p.failed !== undefined) p.reject(p.failed);
         else p.resolve(p.result);
-      } else p.resolve(p.outcome ?? { status: "rejected", reject: error("not written") });
+      } else {
+        const g = p.group;
+        g.outcomes[p.index] = p.outcome ?? { status: "rejected", reject: error("not written") };
+        if (--g.left === 0) g.resolve(g.outcomes);
+      }
     }
   }
 

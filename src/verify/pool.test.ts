@@ -1,8 +1,8 @@
 // The batch wire format and the worker pool: every verdict matches verifyEvent, in input order,
-// whether events arrive as one batch, from many callers across flushes, or one at a time.
+// whether events arrive as one batch, from many callers merged into batches, or one at a time.
 import { afterAll, describe, expect, test } from "bun:test";
 import { mixedCases, signedEvents } from "../../test/fixtures/signed-events.ts";
-import { packBatch, resultAt, verifyPacked } from "./batch.ts";
+import { packBatch, resultAt, verifiable, verifyPacked } from "./batch.ts";
 import { loadNativeBackend } from "./native.ts";
 import { VerifyPool } from "./pool.ts";
 import { nobleBackend } from "./verify.ts";
@@ -14,16 +14,15 @@ const expected = cases.map((c) => c.expected);
 
 describe("packed batches (in-thread)", () => {
   test("verifyPacked answers every case like verifyEvent", () => {
-    const { batch, slot } = packBatch(events);
-    const n = batch.commitments.length;
-    const answered = verifyPacked(batch, native ?? nobleBackend);
-    expect(events.map((_, i) => resultAt(slot, answered, n, i))).toEqual(expected);
+    const { buf, slot } = packBatch(events.map(verifiable));
+    const answered = verifyPacked(buf, native ?? nobleBackend);
+    expect(events.map((_, i) => resultAt(slot, answered, i))).toEqual(expected);
   });
 
   test("a batch of only malformed ids is decided without hashing", () => {
-    const { batch, slot } = packBatch([{ ...events[0]!, id: "nope" }]);
-    expect(batch.commitments).toHaveLength(0);
-    expect(resultAt(slot, batch.buf, 0, 0)).toBe("bad-id");
+    const { buf, slot } = packBatch([verifiable({ ...events[0]!, id: "nope" })]);
+    expect(buf.length).toBe(4); // no records, no commitments
+    expect(resultAt(slot, buf, 0)).toBe("bad-id");
   });
 });
 
@@ -44,20 +43,28 @@ describe.each([
     expect(await pool.verifyMany(events)).toEqual(expected);
   });
 
-  test("many callers across several size-triggered flushes each get their own verdict", async () => {
+  test("many callers, merged into batches of at most batchSize, each get their own verdicts", async () => {
     const pool = open({ threads: 2, backend, batchSize: 7 });
-    const got = await Promise.all(cases.map(async (c) => [c.label, await pool.submit(c.event)]));
+    const got = await Promise.all(
+      cases.map(async (c) => [c.label, (await pool.verify([verifiable(c.event)]))[0]]),
+    );
     expect(got).toEqual(cases.map((c) => [c.label, c.expected]));
+    // callers of several events at once, split across batches
+    const halves = await Promise.all([
+      pool.verifyMany(events.slice(0, 11)),
+      pool.verifyMany(events.slice(11)),
+    ]);
+    expect(halves.flat()).toEqual(expected);
     expect(pool.pending).toBe(0);
   });
 });
 
 describe("pool behaviour", () => {
-  test("a lone event is flushed by the timer", async () => {
-    const pool = open({ threads: 1, backend: "noble", batchSize: 1000, flushMs: 1 });
-    expect(await pool.submit(events[0]!)).toBe(expected[0]!);
+  test("a lone event goes to an idle thread at once", async () => {
+    const pool = open({ threads: 1, backend: "noble", batchSize: 1000 });
+    expect(await pool.verify([verifiable(events[0]!)])).toEqual([expected[0]!]);
     const i = expected.indexOf("bad-sig");
-    expect(await pool.submit(events[i]!)).toBe("bad-sig");
+    expect(await pool.verify([verifiable(events[i]!)])).toEqual(["bad-sig"]);
   });
 
   test("threads: 0 verifies in-thread with the same verdicts", async () => {
@@ -67,11 +74,11 @@ describe("pool behaviour", () => {
   });
 
   test("close answers what was already submitted, then refuses new work", async () => {
-    const pool = new VerifyPool({ threads: 1, backend: "auto", batchSize: 1000, flushMs: 50 });
-    const pending = pool.verifyMany(events.slice(0, 10));
+    const pool = new VerifyPool({ threads: 1, backend: "auto", batchSize: 4 });
+    const pending = [pool.verifyMany(events.slice(0, 10)), pool.verifyMany(events.slice(10, 20))];
     await pool.close();
-    expect(await pending).toEqual(expected.slice(0, 10));
-    await expect(pool.submit(events[0]!)).rejects.toThrow(/closed/);
+    expect((await Promise.all(pending)).flat()).toEqual(expected.slice(0, 20));
+    await expect(pool.verifyMany([events[0]!])).rejects.toThrow(/closed/);
   });
 
   test("the start-up reason names the backend and thread count", () => {

@@ -3,9 +3,10 @@
 import { availableParallelism } from "node:os";
 import { Piscina } from "piscina";
 import type { NostrEvent } from "../nostr/event.ts";
-import { packBatch, resultAt } from "./batch.ts";
+import type { Verifiable } from "./batch.ts";
+import { packBatch, resultAt, verifiable, verifyPacked } from "./batch.ts";
 import { type BackendChoice, type BackendPreference, chooseBackend } from "./select.ts";
-import { type SchnorrBackend, type VerifyResult, verifyEvent } from "./verify.ts";
+import type { SchnorrBackend, VerifyResult } from "./verify.ts";
 import type { VerifyWorkerData } from "./worker.ts";
 
 export interface VerifyPoolOptions {
@@ -15,15 +16,24 @@ export interface VerifyPoolOptions {
   backend?: BackendPreference;
   /** Library file tried first when the backend may be native. */
   libraryPath?: string;
-  /** Flush a batch once it holds this many events; default 64. */
+  /** Most events sent to a thread in one batch; default 64. */
   batchSize?: number;
-  /** ...or, while every thread is busy, this long after its first event arrived; default 1 ms. */
-  flushMs?: number;
 }
 
-interface Waiter {
-  resolve(r: VerifyResult): void;
+/** One caller's events, answered together once every one of them is checked. */
+interface Job {
+  items: readonly Verifiable[];
+  results: VerifyResult[];
+  left: number;
+  resolve(r: VerifyResult[]): void;
   reject(err: unknown): void;
+}
+
+/** A run of one job's events inside a batch sent to a thread. */
+interface Segment {
+  job: Job;
+  from: number;
+  count: number;
 }
 
 // piscina derives its TransferList type from MessagePort.postMessage, which under bun-types
@@ -40,14 +50,13 @@ export class VerifyPool {
   readonly threads: number;
   private readonly piscina: Piscina | undefined;
   private readonly batchSize: number;
-  private readonly flushMs: number;
-  private events: NostrEvent[] = [];
-  private waiters: Waiter[] = [];
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  /** a flush is scheduled for the end of this turn */
-  private soon = false;
+  /** jobs whose events are not all sent yet, oldest first; `cursor` is into the first */
+  private waiting: Job[] = [];
+  private cursor = 0;
+  private waitingEvents = 0;
+  private busy = 0;
   private readonly running = new Set<Promise<void>>();
-  private waiting = 0;
+  private waitingCount = 0;
   private closed = false;
 
   constructor(opts: VerifyPoolOptions = {}) {
@@ -55,7 +64,6 @@ export class VerifyPool {
     this.backend = choice.backend;
     this.threads = Math.max(0, Math.floor(opts.threads ?? defaultThreads()));
     this.batchSize = Math.max(1, opts.batchSize ?? 64);
-    this.flushMs = Math.max(0, opts.flushMs ?? 1);
     this.reason = `${choice.reason}; ${this.threads === 0 ? "verifying in-thread" : `${this.threads} verify thread(s)`}`;
     if (this.threads > 0) {
       // Workers get the resolved backend, never "auto", so all threads run the same code.
@@ -76,76 +84,91 @@ export class VerifyPool {
 
   /** Events submitted and not yet answered; ingest can use it for backpressure. */
   get pending(): number {
-    return this.waiting;
+    return this.waitingCount;
   }
 
-  /** Same answer as verifyEvent(event, backend), computed in a worker alongside other callers' events. */
-  submit(event: NostrEvent): Promise<VerifyResult> {
+  /**
+   * Checks events (one turn's worth, from every connection); the same answers as verifyEvent
+   * with this backend, in input order. A batch goes to a thread at once when one is idle; while
+   * all are busy, what arrives waits and leaves together with later arrivals, up to `batchSize`
+   * events a batch, as soon as a thread frees.
+   */
+  verify(items: readonly Verifiable[]): Promise<VerifyResult[]> {
     if (this.closed) return Promise.reject(new Error("verify pool is closed"));
-    // Without workers, batching would only add latency.
+    if (items.length === 0) return Promise.resolve([]);
     if (!this.piscina) {
       try {
-        return Promise.resolve(verifyEvent(event, this.backend));
+        const { buf, slot } = packBatch(items);
+        const answered = verifyPacked(buf, this.backend);
+        return Promise.resolve(items.map((_, i) => resultAt(slot, answered, i)));
       } catch (err) {
         return Promise.reject(err);
       }
     }
-    return new Promise<VerifyResult>((resolve, reject) => {
-      this.waiting++;
-      this.events.push(event);
-      this.waiters.push({ resolve, reject });
-      if (this.events.length >= this.batchSize) this.flush();
-      else if (this.timer === undefined && !this.soon) {
-        // A thread sits idle: send what this turn of the event loop brings, without waiting for
-        // the timer (a lone live event would pay it in full). All busy: gather until a batch
-        // comes back, the batch is full, or the timer fires.
-        if (this.running.size < this.threads) {
-          this.soon = true;
-          setImmediate(() => {
-            this.soon = false;
-            this.flush();
-          });
-        } else this.timer = setTimeout(() => this.flush(), this.flushMs);
-      }
+    return new Promise<VerifyResult[]>((resolve, reject) => {
+      this.waiting.push({ items, results: new Array(items.length), left: items.length, resolve, reject });
+      this.waitingEvents += items.length;
+      this.waitingCount += items.length;
+      this.dispatch();
     });
   }
 
   /** Verifies many events at once; results are in input order. */
   verifyMany(events: readonly NostrEvent[]): Promise<VerifyResult[]> {
-    return Promise.all(events.map((e) => this.submit(e)));
+    return this.verify(events.map(verifiable));
   }
 
-  /** Sends whatever is gathered now instead of waiting for the size or time trigger. */
-  flush(): void {
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
+  /** Sends batches while a thread is free and events wait. */
+  private dispatch(): void {
+    const piscina = this.piscina;
+    if (!piscina) return;
+    while (this.busy < this.threads && this.waitingEvents > 0) {
+      const batch: Verifiable[] = [];
+      const segments: Segment[] = [];
+      while (batch.length < this.batchSize && this.waiting.length > 0) {
+        const job = this.waiting[0]!;
+        const from = this.cursor;
+        const count = Math.min(job.items.length - from, this.batchSize - batch.length);
+        for (let k = 0; k < count; k++) batch.push(job.items[from + k]!);
+        segments.push({ job, from, count });
+        this.cursor += count;
+        if (this.cursor === job.items.length) {
+          this.waiting.shift();
+          this.cursor = 0;
+        }
+      }
+      this.waitingEvents -= batch.length;
+      this.busy++;
+      const run = this.runBatch(piscina, batch, segments).finally(() => {
+        this.running.delete(run);
+        this.busy--;
+        this.waitingCount -= batch.length;
+        if (!this.closed || this.waitingEvents > 0) this.dispatch(); // a thread is free again
+      });
+      this.running.add(run);
     }
-    if (this.events.length === 0 || !this.piscina) return;
-    const events = this.events;
-    const waiters = this.waiters;
-    this.events = [];
-    this.waiters = [];
-    const run = this.runBatch(this.piscina, events, waiters).finally(() => {
-      this.running.delete(run);
-      this.waiting -= waiters.length;
-      if (this.events.length > 0 && !this.closed) this.flush(); // a thread is free again
-    });
-    this.running.add(run);
   }
 
-  private async runBatch(piscina: Piscina, events: NostrEvent[], waiters: Waiter[]): Promise<void> {
+  private async runBatch(piscina: Piscina, batch: Verifiable[], segments: Segment[]): Promise<void> {
+    let answered: Uint8Array;
+    let slot: Int32Array;
     try {
-      const { batch, slot } = packBatch(events);
-      const n = batch.commitments.length;
-      const answered =
-        n === 0
-          ? batch.buf
-          : ((await piscina.run(batch, { transferList: transferList(batch.buf) })) as Uint8Array);
-      for (let i = 0; i < waiters.length; i++) waiters[i]!.resolve(resultAt(slot, answered, n, i));
+      const packed = packBatch(batch);
+      slot = packed.slot;
+      answered =
+        packed.buf.length <= 4
+          ? packed.buf
+          : ((await piscina.run(packed.buf, { transferList: transferList(packed.buf) })) as Uint8Array);
     } catch (err) {
-      // A failed batch (worker died, commitment not serialisable) fails only its own callers.
-      for (const w of waiters) w.reject(err);
+      // A failed batch (worker died) fails only its own callers.
+      for (const { job } of segments) job.reject(err);
+      return;
+    }
+    let i = 0;
+    for (const { job, from, count } of segments) {
+      for (let k = 0; k < count; k++) job.results[from + k] = resultAt(slot, answered, i++);
+      job.left -= count;
+      if (job.left === 0) job.resolve(job.results);
     }
   }
 
@@ -153,8 +176,10 @@ export class VerifyPool {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.flush();
-    await Promise.all(this.running);
+    while (this.running.size > 0 || this.waitingEvents > 0) {
+      this.dispatch();
+      await Promise.all(this.running);
+    }
     await this.piscina?.destroy();
   }
 }

@@ -1,7 +1,7 @@
 // Piscina worker: checks one packed batch (ids with native SHA-256, signatures with the backend the
 // main thread chose) and hands the same buffer back, answered in place, without copying it.
 import { move, workerData } from "piscina";
-import { type PackedBatch, verifyPacked } from "./batch.ts";
+import { verifyPacked } from "./batch.ts";
 import { type BackendPreference, chooseBackend } from "./select.ts";
 
 export interface VerifyWorkerData {
@@ -15,7 +15,7 @@ export interface VerifyWorkerData {
 const { preference, path } = workerData as VerifyWorkerData;
 const { backend } = chooseBackend(preference, path);
 
-export default function verifyBatch(batch: PackedBatch): Uint8Array {
+export default function verifyBatch(batch: Uint8Array): Uint8Array {
   const answered = verifyPacked(batch, backend);
   return move(answered) as unknown as Uint8Array;
 }
