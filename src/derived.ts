@@ -1,21 +1,25 @@
 // What a store derives from its events, registered in one place for the relay and the data
 // commands alike: NIP-40 expiry in the writer's transaction (deciding and purging need it), and
-// the consumers of the event log (NIP-50 search, the API's counters) behind one runner. A
-// consumer that is turned off is marked stale, so turning it on again rebuilds it.
+// the consumers of the event log (the REQ indexes, NIP-50 search, the API's counters) behind
+// one runner. An optional consumer that is turned off is marked stale, so turning it on again
+// rebuilds it.
 import { Counters } from "./api/counters.ts";
 import type { Config } from "./config/schema.ts";
-import type { Consumer } from "./consumers/consumer.ts";
-import { markStale } from "./consumers/consumer.ts";
 import { ConsumerRunner } from "./consumers/runner.ts";
 import { SearchIndex } from "./search/consumer.ts";
 import { searcher } from "./search/engine.ts";
+import type { Consumer } from "./store/consumer.ts";
+import { markStale } from "./store/consumer.ts";
 import { Expiration } from "./store/expiration.ts";
+import { Indexes } from "./store/indexes.ts";
 import type { Searcher } from "./store/query.ts";
 import type { Store } from "./store/store.ts";
 import { restoreIndexes } from "./store/store.ts";
 
 export interface Derived {
   expiration: Expiration;
+  /** the REQ indexes (pubkey, kind, pubkind, tag, time) */
+  indexes: Indexes;
   runner: ConsumerRunner;
   search: SearchIndex | undefined;
   counters: Counters | undefined;
@@ -43,16 +47,18 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
   const counters = config["api.enabled"] ? new Counters(store) : undefined;
   if (!search) markStale(store, "search");
   if (!counters) markStale(store, "counters");
-  const consumers = [search, counters].filter((c) => c !== undefined) as Consumer[];
+  const indexes = new Indexes(store);
+  const consumers = [indexes, search, counters].filter((c) => c !== undefined) as Consumer[];
   const runner = new ConsumerRunner(store, consumers, {
     intervalMs: config["consumers.intervalMs"],
     batch: config["consumers.maxBatch"],
     log,
   });
+  indexes.tail = runner.tail(indexes);
   if (search) search.tail = runner.tail(search);
   if (counters) counters.tail = runner.tail(counters);
   const restored = restoreIndexes(store);
   if (restored > 0) log(`store: index entries of ${restored} events restored after an unclean stop`);
   runner.catchUp(o.progress, o.batch);
-  return { expiration, runner, search, counters, searcher: search ? searcher(search) : undefined };
+  return { expiration, indexes, runner, search, counters, searcher: search ? searcher(search) : undefined };
 }

@@ -4,9 +4,10 @@
 // a batch adds the contributions of its events and subtracts those of removed ones (replaced,
 // deleted, expired, vanished), summed per key and written once per batch. Reads add the views
 // of batches not yet applied, so a count moves the moment an event is committed.
-import type { Consumer, Derived, Tail, Watermark } from "../consumers/consumer.ts";
-import { noTail, readWatermark } from "../consumers/consumer.ts";
+
 import type { NostrEvent } from "../nostr/event.ts";
+import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
+import { noTail, readWatermark } from "../store/consumer.ts";
 import { hexBytes } from "../store/keys.ts";
 import type { BinDb, Store } from "../store/store.ts";
 import { openDb } from "../store/store.ts";

@@ -3,6 +3,7 @@
 // the kind index over the window only; then kept current by the counters consumer, which tells
 // it about notes committed and removed and about new totals as each event is committed.
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
+import { indexSnapshot, tailEvents } from "../store/indexes.ts";
 import { keySerial, keyTime, kindBytes, rangeFor } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
 import { readEvent } from "../store/store.ts";
@@ -48,16 +49,23 @@ export class TrendingWindow implements NoteListener {
     return this.notes.size;
   }
 
-  /** Loads the window's notes from the kind index (newest first, stopping at the window's start). */
+  /**
+   * Loads the window's notes from the kind index (newest first, stopping at the window's start)
+   * and from the events committed after the index's watermark.
+   */
   seed(s: Store): number {
     const since = this.clock() - this.seconds;
+    const snap = indexSnapshot(s);
     const { start, end } = rangeFor(kindBytes(1), since, Number.MAX_SAFE_INTEGER);
     for (const k of s.kind.getKeys({ start, end, reverse: true })) {
       const serial = keySerial(k as Buffer);
+      if (serial > snap.through) continue;
       const json = readEvent(s, serial);
       if (json === undefined) continue;
       this.track(json.slice(STORED_ID_OFFSET, STORED_ID_OFFSET + 64), serial, keyTime(k as Buffer));
     }
+    for (const [serial, e] of tailEvents(snap))
+      if (e.kind === 1 && e.created_at >= since) this.track(e.id, serial, e.created_at);
     this.lastPrune = this.clock();
     return this.notes.size;
   }

@@ -1,8 +1,9 @@
 // `relay reindex`: rebuilds derived indexes (NIP-50 search, the API counters) from the stored
 // events, e.g. after a change of the tokenizer or to repair one. The relay rebuilds a derived
 // index by itself at start-up when it is missing, of another version, or was turned off.
-import { markStale } from "../consumers/consumer.ts";
+
 import { openDerived } from "../derived.ts";
+import { markStale } from "../store/consumer.ts";
 import { commandArgs, guarded, openExisting, UsageError } from "./data-args.ts";
 import { Progress } from "./progress.ts";
 

@@ -9,13 +9,13 @@
 // the number of distinct keys per commit. A batch of thousands of events writes each search
 // token or counter once instead of once per event.
 
+import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
+import { readWatermark, writeWatermark } from "../store/consumer.ts";
 import type { Removal } from "../store/removals.ts";
 import { removalsAfter, trimRemovals } from "../store/removals.ts";
 import type { Store } from "../store/store.ts";
 import { replayStored } from "../store/store.ts";
 import type { Committed } from "../store/writer.ts";
-import type { Consumer, Derived, Tail, Watermark } from "./consumer.ts";
-import { readWatermark, writeWatermark } from "./consumer.ts";
 
 interface Item {
   serial: number;
@@ -118,6 +118,16 @@ export class ConsumerRunner {
     let gen = 0;
     for (const c of this.consumers) {
       let w = readWatermark(s, c.name);
+      if (!w && c.adopt?.(s)) {
+        const adopted: Watermark = {
+          version: c.version,
+          gen: 0,
+          serial: s.lastSerial,
+          removal: s.lastRemoval,
+        };
+        s.env.transactionSync(() => writeWatermark(s, c.name, adopted));
+        w = adopted;
+      }
       const rebuild = !w || w.version !== c.version;
       const started = performance.now();
       if (rebuild) {

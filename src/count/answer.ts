@@ -5,6 +5,7 @@
 import { STORED_PUBKEY_OFFSET } from "../nostr/canonical.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { MergedScan } from "../store/cursor.ts";
+import { indexSnapshot, removedIn, tailEvents } from "../store/indexes.ts";
 import { serialKey, tagPrefix } from "../store/keys.ts";
 import type { QueryOptions } from "../store/query.ts";
 import { countQuery } from "../store/query.ts";
@@ -37,6 +38,7 @@ async function countWithHll(s: Store, shape: HllShape, o: QueryOptions): Promise
   if (!prefix) return undefined;
   const kinds = new Set(shape.kinds);
   const hll = new Hll(shape.offset);
+  const snap = indexSnapshot(s);
   const scan = new MergedScan(s.tag, [prefix], 0, Number.MAX_SAFE_INTEGER, 1024);
   let count = 0;
   let sinceYield = 0;
@@ -46,13 +48,25 @@ async function countWithHll(s: Store, shape: HllShape, o: QueryOptions): Promise
       await yieldTurn();
       if (o.cancelled?.()) return undefined;
     }
-    if (k.serial > o.hwm || o.hidden?.(k.serial)) continue;
+    if (k.serial > o.hwm || k.serial > snap.through || o.hidden?.(k.serial) || removedIn(snap, k.serial))
+      continue;
     const json = s.events.getBinaryFast(serialKey(k.serial));
     if (json === undefined || !kinds.has(storedKindOf(json))) continue;
     const pubkey = json.toString("latin1", PUBKEY_AT, PUBKEY_AT + 64);
     // getBinaryFast hands out a view of a shared buffer: decode its own bytes only.
     if (o.allow && !o.allow(json.toString("utf8", 0, json.length))) continue;
     hll.add(pubkey);
+    count++;
+  }
+  // Events committed after the tag index's watermark are matched directly.
+  for (const [serial, e] of tailEvents(snap)) {
+    if (serial > o.hwm || !kinds.has(e.kind) || o.hidden?.(serial)) continue;
+    if (!e.tags.some((t) => t[0] === shape.tag && t[1] === shape.value)) continue;
+    if (o.allow) {
+      const json = s.eventsText.get(serialKey(serial));
+      if (json === undefined || !o.allow(json)) continue;
+    }
+    hll.add(e.pubkey);
     count++;
   }
   return { count, hll: hll.hex() };

@@ -7,9 +7,10 @@
 // keeps deletions the same way until a merge). The corpus totals BM25 needs are updated once
 // per batch. The view of a batch not yet applied holds its documents, so a search finds an
 // event the moment it is committed (engine.ts).
-import type { Consumer, Derived, Tail, Watermark } from "../consumers/consumer.ts";
-import { noTail, readWatermark } from "../consumers/consumer.ts";
+
 import type { NostrEvent } from "../nostr/event.ts";
+import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
+import { noTail, readWatermark } from "../store/consumer.ts";
 import { readU64, serialKey } from "../store/keys.ts";
 import type { BinDb, Store } from "../store/store.ts";
 import { openDb } from "../store/store.ts";

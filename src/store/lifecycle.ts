@@ -6,6 +6,8 @@ import { firstTagValue } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { blocked } from "../wire/reasons.ts";
+import { readWatermark } from "./consumer.ts";
+import { INDEXES } from "./indexes.ts";
 import {
   hexBytes,
   keySerial,
@@ -129,6 +131,15 @@ export function applyVanish(s: Store, req: NostrEvent): number {
       const json = readEvent(s, serial);
       if (json && (JSON.parse(json) as NostrEvent).kind === 1059) serials.add(serial);
     }
+  }
+  // Events stored after the REQ indexes' watermark (this batch's too) have no entries yet:
+  // read them from the log itself. A request to vanish is rare; the log's tail is short.
+  const through = readWatermark(s, INDEXES)?.serial ?? s.lastSerial;
+  for (const { key, value } of s.events.getRange({ start: serialKey(through + 1) })) {
+    const e = JSON.parse((value as Buffer).toString("utf8")) as NostrEvent;
+    if (e.created_at > req.created_at) continue;
+    const wrap = e.kind === 1059 && e.tags.some((t) => t[0] === "p" && t[1] === req.pubkey);
+    if (e.pubkey === req.pubkey || wrap) serials.add(readU64(key as Buffer, 0));
   }
   let n = 0;
   for (const serial of serials) if (removeBySerial(s, serial)) n++;

@@ -7,6 +7,8 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { MergedScan } from "./cursor.ts";
+import type { IndexSnapshot } from "./indexes.ts";
+import { indexSnapshot, removedIn, tailEvents } from "./indexes.ts";
 import { hexBytes, readU64 } from "./keys.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
@@ -80,6 +82,22 @@ export const effectiveLimit = (f: Filter, o: Pick<QueryOptions, "defaultLimit" |
 
 const load = readEvent;
 
+/**
+ * The events after the indexes' watermark that match a filter and the reader may see: they
+ * have no index entries yet, so they are matched directly (there are at most a consumer
+ * batch of them, a few thousand while events pour in and none once it has caught up).
+ */
+function tailHits(s: Store, f: Filter, snap: IndexSnapshot, o: QueryOptions): Hit[] {
+  const out: Hit[] = [];
+  for (const [serial, e] of tailEvents(snap)) {
+    if (serial > o.hwm || !matchFilter(f, e) || o.hidden?.(serial)) continue;
+    const json = load(s, serial);
+    if (json === undefined || (o.allow && !o.allow(json))) continue;
+    out.push({ time: e.created_at, serial, json });
+  }
+  return out;
+}
+
 /** One filter's hits, at most `limit` of them by NIP-01 order, or undefined if cancelled. */
 async function runFilter(
   s: Store,
@@ -87,6 +105,7 @@ async function runFilter(
   plan: Plan,
   limit: number,
   o: QueryOptions,
+  snap: IndexSnapshot,
 ): Promise<Hit[] | undefined> {
   if (plan.type === "empty" || limit === 0) return [];
   const hits: Hit[] = [];
@@ -118,7 +137,8 @@ async function runFilter(
       await yieldTurn();
       if (o.cancelled?.()) return undefined;
     }
-    if (k.serial === lastSerial || k.serial > o.hwm) continue;
+    // Entries above the snapshot's watermark (a batch applied since) come from its tail.
+    if (k.serial === lastSerial || k.serial > o.hwm || k.serial > snap.through) continue;
     lastSerial = k.serial;
     if (cutTime !== -1 && k.time < cutTime) break;
     if (o.hidden?.(k.serial)) continue;
@@ -128,7 +148,10 @@ async function runFilter(
     hits.push({ time: k.time, serial: k.serial, json });
     if (hits.length === limit) cutTime = k.time;
   }
-  return hits.length > limit ? hits.sort(byNewest).slice(0, limit) : hits.sort(byNewest);
+  // The index part holds every indexed event that can be in the first `limit` (ties at its cut
+  // included), so the union with the tail's matches, cut at `limit`, is the NIP-01 answer.
+  const all = hits.concat(tailHits(s, f, snap, o));
+  return all.length > limit ? all.sort(byNewest).slice(0, limit) : all.sort(byNewest);
 }
 
 /** Stored events matching any filter, newest first, each once; undefined if cancelled. */
@@ -137,6 +160,7 @@ export async function runQuery(
   filters: readonly Filter[],
   o: QueryOptions,
 ): Promise<string[] | undefined> {
+  const snap = indexSnapshot(s);
   const results: Hit[][] = [];
   for (const f of filters) {
     if (f.search !== undefined) {
@@ -148,7 +172,7 @@ export async function runQuery(
     }
     const plan = planFilter(s, f);
     o.onPlan?.(plan.type === "scan" ? plan.index : plan.type);
-    const hits = await runFilter(s, f, plan, effectiveLimit(f, o), o);
+    const hits = await runFilter(s, f, plan, effectiveLimit(f, o), o, snap);
     if (!hits) return undefined;
     results.push(hits);
   }
@@ -166,6 +190,7 @@ export async function countQuery(
   filters: readonly Filter[],
   o: QueryOptions,
 ): Promise<number | undefined> {
+  const snap = indexSnapshot(s);
   const seen = new Set<number>();
   let sinceYield = 0;
   for (const f of filters) {
@@ -176,7 +201,7 @@ export async function countQuery(
     const plan = planFilter(s, f);
     if (plan.type === "empty") continue;
     if (plan.type === "ids") {
-      const hits = await runFilter(s, f, plan, Number.MAX_SAFE_INTEGER, o);
+      const hits = await runFilter(s, f, plan, Number.MAX_SAFE_INTEGER, o, snap);
       if (!hits) return undefined;
       for (const h of hits) seen.add(h.serial);
       continue;
@@ -194,13 +219,16 @@ export async function countQuery(
         await yieldTurn();
         if (o.cancelled?.()) return undefined;
       }
-      if (k.serial > o.hwm || seen.has(k.serial) || o.hidden?.(k.serial)) continue;
+      if (k.serial > o.hwm || k.serial > snap.through || seen.has(k.serial) || o.hidden?.(k.serial)) continue;
+      // Counted on keys alone, an event removed since its entries were written must be left out.
+      if (removedIn(snap, k.serial)) continue;
       if (plan.needsCheck || o.allow) {
         const json = load(s, k.serial);
         if (json === undefined || !admits(f, json, o, plan.residual)) continue;
       }
       seen.add(k.serial);
     }
+    for (const h of tailHits(s, f, snap, o)) seen.add(h.serial);
   }
   return seen.size;
 }

@@ -7,6 +7,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { MergedScan } from "./cursor.ts";
+import { indexSnapshot, tailEvents } from "./indexes.ts";
 import { hexBytes, keyTime, kindBytes, readU64, serialKey } from "./keys.ts";
 import { planFilter } from "./plan.ts";
 import type { Store } from "./store.ts";
@@ -50,6 +51,21 @@ export function* scanOldestFirst(s: Store, f: Filter, chunk = 1024): Generator<S
     yield* found.sort((a, b) => a.time - b.time || a.serial - b.serial);
     return;
   }
+  // Events after the indexes' watermark are matched directly and merged in, in the same order.
+  const snap = indexSnapshot(s);
+  const tail: { serial: number; time: number }[] = [];
+  for (const [serial, e] of tailEvents(snap))
+    if (matchFilter(f, e)) tail.push({ serial, time: e.created_at });
+  tail.sort((a, b) => a.time - b.time || a.serial - b.serial);
+  let t = 0;
+  function* tailUpTo(time: number, serial: number): Generator<StoredEvent> {
+    for (; t < tail.length; t++) {
+      const x = tail[t]!;
+      if (x.time > time || (x.time === time && x.serial > serial)) return;
+      const json = loadBytes(s, x.serial);
+      if (json !== undefined) yield { serial: x.serial, time: x.time, json };
+    }
+  }
   const scan = new MergedScan(
     plan.db,
     plan.prefixes,
@@ -60,18 +76,25 @@ export function* scanOldestFirst(s: Store, f: Filter, chunk = 1024): Generator<S
   );
   let last = -1;
   for (let k = scan.next(); k; k = scan.next()) {
-    if (k.serial === last) continue;
+    if (k.serial === last || k.serial > snap.through) continue;
     last = k.serial;
+    yield* tailUpTo(k.time, k.serial);
     const json = loadBytes(s, k.serial);
     if (json === undefined) continue;
     if (plan.needsCheck && !matches(f, json)) continue;
     yield { serial: k.serial, time: k.time, json };
   }
+  yield* tailUpTo(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
 }
 
-/** Number of stored events per kind, from the kind index (one seek and one count per kind). */
+/**
+ * Number of stored events per kind, from the kind index (one seek and one count per kind) and
+ * the events committed after its watermark.
+ */
 export function countByKind(s: Store): Map<number, number> {
   const out = new Map<number, number>();
+  const snap = indexSnapshot(s);
+  for (const [, e] of tailEvents(snap)) out.set(e.kind, (out.get(e.kind) ?? 0) + 1);
   let from = 0;
   while (from <= 0xffff) {
     let first: Buffer | undefined;
@@ -79,17 +102,25 @@ export function countByKind(s: Store): Map<number, number> {
     if (!first) break;
     const kind = (first[0]! << 8) | first[1]!;
     const end = kind < 0xffff ? kindBytes(kind + 1) : undefined;
-    out.set(kind, s.kind.getKeysCount(end ? { start: kindBytes(kind), end } : { start: kindBytes(kind) }));
+    const n = s.kind.getKeysCount(end ? { start: kindBytes(kind), end } : { start: kindBytes(kind) });
+    out.set(kind, (out.get(kind) ?? 0) + n);
     from = kind + 1;
   }
   return out;
 }
 
-/** created_at of the oldest and newest stored events, from the time index. */
+/**
+ * created_at of the oldest and newest stored events, from the time index and the events
+ * committed after its watermark (the tail's removals are not worth a walk: a bound, not a count).
+ */
 export function timeBounds(s: Store): { oldest: number; newest: number } | undefined {
   let oldest: number | undefined;
   let newest: number | undefined;
   for (const k of s.time.getKeys({ limit: 1 })) oldest = keyTime(k as Buffer);
   for (const k of s.time.getKeys({ reverse: true, limit: 1 })) newest = keyTime(k as Buffer);
+  for (const [, e] of tailEvents(indexSnapshot(s))) {
+    if (oldest === undefined || e.created_at < oldest) oldest = e.created_at;
+    if (newest === undefined || e.created_at > newest) newest = e.created_at;
+  }
   return oldest === undefined || newest === undefined ? undefined : { oldest, newest };
 }

@@ -186,19 +186,15 @@ export function readEvent(s: Store, serial: number): string | undefined {
   return s.eventsText.get(serialKey(serial));
 }
 
-const removeKey = (db: BinDb, k: Buffer): void => {
-  db.remove(k);
-};
-
 /**
- * Removes an event and every index entry it owns, and logs the removal for the consumers.
+ * Removes an event and what the writer keeps of it, and logs the removal for the consumers of
+ * the log (its REQ index entries go with the index consumer's next batch, see indexes.ts).
  * Must run inside a write transaction.
  */
 export function removeEvent(s: Store, e: NostrEvent, serial: number, json: string): void {
   const a = s.arena;
   s.events.remove(a.serial(serial));
   s.ids.remove(a.hex32(e.id));
-  forEachIndexEntry(s, e, serial, removeKey);
   for (const ix of s.indexers) ix.remove(s, e, serial);
   if (s.logRemovals) {
     const seq = ++s.lastRemoval;
@@ -207,17 +203,15 @@ export function removeEvent(s: Store, e: NostrEvent, serial: number, json: strin
   }
 }
 
-const putKey = (db: BinDb, k: Buffer): void => {
-  db.put(k, EMPTY);
-};
-
-/** Stores an event and every index entry it owns. Must run inside a write transaction. */
+/**
+ * Stores an event (its body, its id and the writer's own indexes); its REQ index entries are
+ * written by the index consumer (indexes.ts). Must run inside a write transaction.
+ */
 export function putEvent(s: Store, e: NostrEvent, json: string, serial: number): void {
   const a = s.arena;
   const sk = a.serial(serial);
   s.events.put(sk, a.utf8(json));
   s.ids.put(a.hex32(e.id), sk);
-  forEachIndexEntry(s, e, serial, putKey);
   for (const ix of s.indexers) ix.put(s, e, serial);
 }
 

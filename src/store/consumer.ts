@@ -5,8 +5,8 @@
 // the watermark. Readers see the entries up to the watermark plus the in-memory views of what
 // is committed but not yet applied, so nothing committed is ever missing.
 import type { NostrEvent } from "../nostr/event.ts";
-import { readU64, serialKey } from "../store/keys.ts";
-import type { Store } from "../store/store.ts";
+import { readU64, serialKey } from "./keys.ts";
+import type { Store } from "./store.ts";
 
 /** What a consumer derived from one event, tagged with the event's serial. */
 export interface Derived<P> {
@@ -27,6 +27,11 @@ export interface Consumer<P = unknown, V = unknown> {
   apply(s: Store, adds: readonly Derived<P>[], removes: readonly Derived<P>[]): void;
   /** Removes every entry it wrote (before a rebuild); inside a write transaction. */
   clear(s: Store): void;
+  /**
+   * With no watermark yet: whether entries already on disk cover every stored event (written
+   * by an earlier version that kept them otherwise), so they are adopted instead of rebuilt.
+   */
+  adopt?(s: Store): boolean;
   /** An empty view of a batch not yet applied. */
   newView(): V;
   /** Counts `d` into (sign 1) or out of (sign -1) a view, as an add or as a removal. */

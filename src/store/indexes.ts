@@ -1,0 +1,130 @@
+// The REQ indexes (pubkey, kind, pubkind, tag, time) as a consumer of the event log. The writer's
+// transaction holds only what deciding an event needs (bodies, ids, replaceable pointers,
+// tombstones, expiry); these five indexes, about ten random keys an event, are written in
+// batches of thousands of events. Why: every key dirties a 4 KiB page for its commit, and the
+// writer commits (and fsyncs) a few hundred events at a time to keep OK latency low: its
+// commit wrote ~20 KiB of scattered pages per event and fsync'd them before the next batch
+// could start. A batch of thousands shares most of those pages.
+//
+// Readers cover the indexes up to the consumer's watermark plus the events committed after it,
+// held in memory by the views (TailIndex) and matched directly (query.ts), so an event is
+// found the moment it is committed.
+import type { NostrEvent } from "../nostr/event.ts";
+import type { Consumer, Derived, Tail, Watermark } from "./consumer.ts";
+import { noTail, readWatermark } from "./consumer.ts";
+import { readU64, serialKey } from "./keys.ts";
+import { removalsAfter } from "./removals.ts";
+import type { Store } from "./store.ts";
+import { EMPTY, forEachIndexEntry } from "./store.ts";
+
+/** Events committed and not yet in the indexes, and indexed events removed since. */
+export interface TailIndex {
+  events: Map<number, NostrEvent>;
+  removed: Set<number>;
+}
+
+/** What one reader sees beyond the indexes' watermark, read once before it scans. */
+export interface IndexSnapshot {
+  /** every event up to this serial has its index entries on disk */
+  through: number;
+  /** events after `through`, by serial */
+  events: Map<number, NostrEvent>[];
+  /** indexed events removed since: their entries may still be on disk */
+  removed: Set<number>[];
+}
+
+export const INDEXES = "indexes";
+
+export class Indexes implements Consumer<NostrEvent, TailIndex> {
+  readonly name = INDEXES;
+  readonly version = 1;
+  /** set by the runner that feeds this consumer */
+  tail: Tail<TailIndex> = noTail;
+
+  constructor(private readonly s: Store) {
+    attached.set(s, this);
+  }
+
+  prepare(e: NostrEvent): NostrEvent {
+    return e;
+  }
+
+  apply(s: Store, adds: readonly Derived<NostrEvent>[], removes: readonly Derived<NostrEvent>[]): void {
+    s.arena.reset();
+    for (const { serial, p } of removes) forEachIndexEntry(s, p, serial, removeKey);
+    for (const { serial, p } of adds) forEachIndexEntry(s, p, serial, putKey);
+  }
+
+  clear(s: Store): void {
+    for (const db of [s.pubkey, s.kind, s.pubkind, s.tag, s.time]) db.clearSync();
+  }
+
+  /** A store whose writer kept these indexes itself (earlier versions) has them complete. */
+  adopt(s: Store): boolean {
+    for (const _ of s.pubkey.getKeys({ limit: 1 })) return true;
+    return false;
+  }
+
+  newView(): TailIndex {
+    return { events: new Map(), removed: new Set() };
+  }
+
+  view(v: TailIndex, d: Derived<NostrEvent>, sign: 1 | -1, removal: boolean): void {
+    if (removal) {
+      if (sign > 0) v.removed.add(d.serial);
+      else v.removed.delete(d.serial);
+    } else if (sign > 0) v.events.set(d.serial, d.p);
+    else v.events.delete(d.serial);
+  }
+
+  /** The indexes' watermark and the views after it, read together. */
+  snapshot(): IndexSnapshot {
+    const w: Watermark | undefined = readWatermark(this.s, this.name);
+    const views = this.tail.views(w);
+    return {
+      through: w?.serial ?? 0,
+      events: views.map((v) => v.events),
+      removed: views.map((v) => v.removed),
+    };
+  }
+}
+
+/** The consumer keeping each open store's indexes in this process, if any. */
+const attached = new WeakMap<Store, Indexes>();
+
+/**
+ * What a reader of the indexes must add: from the consumer's views when this process runs it,
+ * else (a data command reading a directory whose relay stopped before applying everything)
+ * from the log on disk: the events after the watermark and the removals after its own. With
+ * no watermark nothing is known to be indexed, and every stored event comes from the log.
+ */
+export function indexSnapshot(s: Store): IndexSnapshot {
+  const ix = attached.get(s);
+  if (ix && ix.tail !== noTail) return ix.snapshot();
+  const w = readWatermark(s, INDEXES);
+  const through = w?.serial ?? 0;
+  const events = new Map<number, NostrEvent>();
+  const removed = new Set<number>();
+  for (const { key, value } of s.events.getRange({ start: serialKey(through + 1) }))
+    events.set(readU64(key as Buffer, 0), JSON.parse((value as Buffer).toString("utf8")) as NostrEvent);
+  if (w) for (const r of removalsAfter(s.removals, w.removal)) if (r.serial <= through) removed.add(r.serial);
+  return { through, events: [events], removed: [removed] };
+}
+
+const putKey = (db: Store["pubkey"], k: Buffer): void => {
+  db.put(k, EMPTY);
+};
+const removeKey = (db: Store["pubkey"], k: Buffer): void => {
+  db.remove(k);
+};
+
+/** Whether a serial was removed since the snapshot's indexes were written. */
+export function removedIn(snap: IndexSnapshot, serial: number): boolean {
+  for (const r of snap.removed) if (r.has(serial)) return true;
+  return false;
+}
+
+/** The events after the watermark (not removed since), for a reader to match itself. */
+export function* tailEvents(snap: IndexSnapshot): Generator<[number, NostrEvent]> {
+  for (const m of snap.events) for (const entry of m) if (!removedIn(snap, entry[0])) yield entry;
+}
