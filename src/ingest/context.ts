@@ -10,7 +10,6 @@ import type { Store } from "../store/store.ts";
 import type { Writer } from "../store/writer.ts";
 import type { VerifyPool } from "../verify/pool.ts";
 import type { SchnorrBackend } from "../verify/verify.ts";
-import type { EventIngest } from "./event.ts";
 import type { PolicyPlugin } from "./plugin.ts";
 import type { RateLimiter } from "./ratelimit.ts";
 
@@ -47,8 +46,6 @@ export interface RelayContext {
   api?: Api;
   /** open WebSocket connections */
   conns: Set<Conn>;
-  /** EVENT frames, verified and written in batches (set by startRelay) */
-  ingest?: EventIngest;
 }
 
 export const newCounters = (): Counters => ({

@@ -18,7 +18,7 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
   const c = ctx.config;
   const conns = ctx.conns;
   const maxBytes = c["limits.maxMessageBytes"];
-  const ingest = (ctx.ingest ??= new EventIngest(ctx));
+  const ingest = new EventIngest(ctx);
   const gate = () => ({
     maxMessageBytes: ctx.config["limits.maxMessageBytes"],
     maxSubidLength: ctx.config["limits.maxSubidLength"],
