@@ -5,6 +5,7 @@
 // rebuilds it.
 import { Counters } from "./api/counters.ts";
 import type { Config } from "./config/schema.ts";
+import { ThreadApplier } from "./consumers/apply.ts";
 import { ConsumerRunner } from "./consumers/runner.ts";
 import { SearchIndex } from "./search/consumer.ts";
 import { searcher } from "./search/engine.ts";
@@ -33,6 +34,18 @@ export interface DeriveOptions {
   progress?: (name: string, events: number, total: number) => void;
   /** events per write transaction while catching up */
   batch?: number;
+  /** apply batches on a thread of their own (the relay); default: in this thread */
+  thread?: boolean;
+}
+
+/** A store's consumers by name, in the order given (for the consumers' own thread). */
+export function consumersByName(store: Store, names: readonly string[]): Consumer[] {
+  return names.map((name) => {
+    if (name === "indexes") return new Indexes(store);
+    if (name === "search") return new SearchIndex(store);
+    if (name === "counters") return new Counters(store);
+    throw new Error(`unknown consumer ${name}`);
+  });
 }
 
 /**
@@ -53,6 +66,12 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
     intervalMs: config["consumers.intervalMs"],
     batch: config["consumers.maxBatch"],
     log,
+    applier: o.thread
+      ? new ThreadApplier(
+          config.data,
+          consumers.map((c) => c.name),
+        )
+      : undefined,
   });
   indexes.tail = runner.tail(indexes);
   if (search) search.tail = runner.tail(search);

@@ -42,7 +42,7 @@ export function startRelay(config: Config): Relay {
     batchSize: config["verify.batchSize"],
   });
   const store = openStore(config.data);
-  const derived = openDerived(store, config);
+  const derived = openDerived(store, config, { thread: config["consumers.thread"] });
   const { expiration, runner } = derived;
   const live = new LiveIndex<Subscription>(derived.search ? matchSearch : undefined);
   // The listening port is known only once the server is up (port 0 picks one).

@@ -167,6 +167,14 @@ export class Counters implements Consumer<Contribution, Deltas> {
     return { w, views: this.tail.views(w) };
   }
 
+  /**
+   * Tells the listener about what was committed since it last heard (views are built when a
+   * reader first asks for them).
+   */
+  refresh(): void {
+    this.views();
+  }
+
   /** A note's counters: what is on disk plus what is committed and not yet applied. */
   note(id: string): NoteCounts {
     const { views } = this.views();

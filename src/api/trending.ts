@@ -46,6 +46,7 @@ export class TrendingWindow implements NoteListener {
   ) {}
 
   get size(): number {
+    this.counters.refresh();
     return this.notes.size;
   }
 
@@ -109,6 +110,7 @@ export class TrendingWindow implements NoteListener {
    * each passing `visible`, at most `limit`.
    */
   top(limit: number, visible: (n: WindowNote) => boolean): WindowNote[] {
+    this.counters.refresh(); // notes and counts committed since the last look
     const now = this.clock();
     if (now - this.lastPrune >= PRUNE_EVERY_SECONDS) this.prune(now);
     this.ranked ??= [...this.notes.values()].filter((n) => n.score > 0).sort(byRank);

@@ -93,6 +93,7 @@ export const SCHEMA = {
   "consumers.maxBatch": i(10000, "derived indexes apply new events as soon as this many wait", false, {
     min: 1,
   }),
+  "consumers.thread": b(true, "derived indexes apply new events on a thread of their own", false),
   "query.yieldEvery": i(512, "index entries scanned before a query yields to other connections", false, {
     min: 16,
   }),

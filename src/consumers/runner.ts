@@ -1,14 +1,17 @@
 // Runs the consumers of the event log. The writer tells it, in commit order, what each batch
-// stored and removed; it derives what every consumer needs (prepare) at once, keeps it in the
-// open batch (a "generation") with an in-memory view for readers, and every `intervalMs` or
-// `batch` events applies the generation to every consumer in one write transaction that also
-// writes their watermarks. At start-up (and in the data commands) consumers catch up from the
-// log on disk instead: the events after their watermark and the removal records after theirs.
+// stored and removed; it keeps that in the open batch (a "generation") and every `intervalMs`
+// or `batch` events has every consumer apply the generation in one write transaction that also
+// writes their watermarks: on a thread of their own (apply.ts, worker.ts) in the relay, so the
+// main thread never stalls on it, or in this thread for the data commands and tests. At
+// start-up consumers catch up from the log on disk: the events after their watermark and the
+// removal records after theirs.
+//
+// Readers add the views of the generations after the watermark they read (the consumer builds
+// a view from a generation's events when a reader first asks), so nothing committed is missed.
 //
 // Why batches: every LMDB key written dirties its own page for the transaction, so cost follows
 // the number of distinct keys per commit. A batch of thousands of events writes each search
-// token or counter once instead of once per event.
-
+// token, counter or index page once instead of once per event.
 import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
 import { readWatermark, writeWatermark } from "../store/consumer.ts";
 import type { Removal } from "../store/removals.ts";
@@ -16,18 +19,26 @@ import { removalsAfter, trimRemovals } from "../store/removals.ts";
 import type { Store } from "../store/store.ts";
 import { replayStored } from "../store/store.ts";
 import type { Committed } from "../store/writer.ts";
+import type { Applier, GenPayload } from "./apply.ts";
+import { InThreadApplier } from "./apply.ts";
 
 interface Item {
   serial: number;
-  /** what each consumer derived, by position; null: nothing */
-  ps: unknown[];
+  event: Committed["event"];
+  json: string;
   dropped: boolean;
+  /** its position in the generation's adds */
+  at: number;
+  /** what each consumer derived, once a view or the in-thread applier needed it */
+  ps?: unknown[];
 }
 
 interface RemovedItem {
   seq: number;
   serial: number;
-  ps: unknown[];
+  event: Committed["event"];
+  json: string;
+  ps?: unknown[];
 }
 
 /** One batch of the log, from the end of the previous one to `maxSerial` / `maxSeq`. */
@@ -35,7 +46,10 @@ class Gen {
   readonly adds: Item[] = [];
   readonly bySerial = new Map<number, Item>();
   readonly removes: RemovedItem[] = [];
+  /** per consumer: its view, and how many adds and removes it covers */
   readonly views: unknown[];
+  readonly addsSeen: number[];
+  readonly removesSeen: number[];
   /** events in the batch that are not dropped */
   live = 0;
   /** when the first item arrived (ms), for lag */
@@ -47,11 +61,25 @@ class Gen {
     public maxSerial: number,
     public maxSeq: number,
   ) {
-    this.views = consumers.map((c) => c.newView());
+    this.views = consumers.map(() => undefined);
+    this.addsSeen = consumers.map(() => 0);
+    this.removesSeen = consumers.map(() => 0);
   }
 
   get empty(): boolean {
     return this.adds.length === 0 && this.removes.length === 0;
+  }
+
+  payload(): GenPayload {
+    const adds: [number, string][] = [];
+    for (const a of this.adds) if (!a.dropped) adds.push([a.serial, a.json]);
+    return {
+      n: this.n,
+      maxSerial: this.maxSerial,
+      maxSeq: this.maxSeq,
+      adds,
+      removes: this.removes.map((r) => [r.serial, r.json] as [number, string]),
+    };
   }
 }
 
@@ -61,6 +89,8 @@ export interface RunnerOptions {
   /** apply as soon as this many events wait */
   batch: number;
   log?: (line: string) => void;
+  /** applies generations elsewhere (a worker thread); default: in this thread */
+  applier?: Applier;
 }
 
 export interface ConsumerLag {
@@ -76,6 +106,13 @@ export interface ConsumerLag {
   lastApplyMs: number;
 }
 
+/** What consumer `i` derived from an item, computed once. */
+function derived(cs: readonly Consumer[], it: Item | RemovedItem, i: number): unknown {
+  it.ps ??= new Array(cs.length);
+  if (it.ps[i] === undefined) it.ps[i] = cs[i]!.prepare(it.event);
+  return it.ps[i];
+}
+
 export class ConsumerRunner {
   private open: Gen;
   private readonly sealed: Gen[] = [];
@@ -85,6 +122,7 @@ export class ConsumerRunner {
   private lastApplyMs = 0;
   private diskSerial = 0;
   private readonly log: (line: string) => void;
+  private applier: Applier;
 
   constructor(
     private readonly store: Store,
@@ -94,6 +132,7 @@ export class ConsumerRunner {
     this.log = o.log ?? console.log;
     store.logRemovals = consumers.length > 0;
     this.open = new Gen(1, consumers, store.lastSerial, store.lastRemoval);
+    this.applier = o.applier ?? new InThreadApplier(store, consumers);
   }
 
   /** What readers of consumer `c` see beyond a snapshot of its entries. */
@@ -102,11 +141,33 @@ export class ConsumerRunner {
     return {
       views: (w: Watermark | undefined) => {
         const out: V[] = [];
-        for (const g of this.sealed) if (!w || g.n > w.gen) out.push(g.views[i] as V);
-        if (!w || this.open.n > w.gen) out.push(this.open.views[i] as V);
+        for (const g of this.sealed) if (!w || g.n > w.gen) out.push(this.viewOf(g, i) as V);
+        if (!w || this.open.n > w.gen) out.push(this.viewOf(this.open, i) as V);
         return out;
       },
     };
+  }
+
+  /**
+   * Consumer i's view of a generation, brought up to its latest items. Each item is counted as
+   * seen before the view takes it, so a listener that reads the views meanwhile is not looped.
+   */
+  private viewOf(g: Gen, i: number): unknown {
+    const c = this.consumers[i]!;
+    g.views[i] ??= c.newView();
+    const v = g.views[i];
+    while (g.addsSeen[i]! < g.adds.length) {
+      const a = g.adds[g.addsSeen[i]!++]!;
+      if (a.dropped) continue;
+      const p = derived(this.consumers, a, i);
+      if (p !== null) c.view(v, { serial: a.serial, p }, 1, false);
+    }
+    while (g.removesSeen[i]! < g.removes.length) {
+      const r = g.removes[g.removesSeen[i]!++]!;
+      const p = derived(this.consumers, r, i);
+      if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
+    }
+    return v;
   }
 
   /**
@@ -196,31 +257,34 @@ export class ConsumerRunner {
     const cs = this.consumers;
     if (g.firstAt === 0) g.firstAt = performance.now();
     for (const c of stored) {
-      const ps = cs.map((x) => x.prepare(c.event));
-      const item: Item = { serial: c.serial, ps, dropped: false };
+      const item: Item = {
+        serial: c.serial,
+        event: c.event,
+        json: c.json,
+        dropped: false,
+        at: g.adds.length,
+      };
       g.adds.push(item);
       g.bySerial.set(c.serial, item);
       g.live++;
-      for (let i = 0; i < cs.length; i++)
-        if (ps[i] !== null) cs[i]!.view(g.views[i], { serial: c.serial, p: ps[i] }, 1, false);
       if (c.serial > g.maxSerial) g.maxSerial = c.serial;
     }
     for (const r of removed) {
       if (r.seq > g.maxSeq) g.maxSeq = r.seq;
       const added = g.bySerial.get(r.serial);
       if (added) {
-        // Added and removed in the same batch: neither is applied.
+        // Added and removed in the same batch: neither is applied. Views built past it forget it.
         added.dropped = true;
         g.bySerial.delete(r.serial);
         g.live--;
-        for (let i = 0; i < cs.length; i++)
-          if (added.ps[i] !== null) cs[i]!.view(g.views[i], { serial: r.serial, p: added.ps[i] }, -1, false);
+        for (let i = 0; i < cs.length; i++) {
+          if (g.views[i] === undefined || added.at >= g.addsSeen[i]!) continue;
+          const p = derived(cs, added, i);
+          if (p !== null) cs[i]!.view(g.views[i], { serial: r.serial, p }, -1, false);
+        }
         continue;
       }
-      const ps = cs.map((x) => x.prepare(r.event));
-      g.removes.push({ seq: r.seq, serial: r.serial, ps });
-      for (let i = 0; i < cs.length; i++)
-        if (ps[i] !== null) cs[i]!.view(g.views[i], { serial: r.serial, p: ps[i] }, 1, true);
+      g.removes.push({ seq: r.seq, serial: r.serial, event: r.event, json: r.json });
     }
     if (g.live >= this.o.batch) void this.flush();
   }
@@ -246,21 +310,14 @@ export class ConsumerRunner {
   }
 
   private async applyGen(g: Gen): Promise<void> {
-    const s = this.store;
     const started = performance.now();
     try {
-      await s.env.transaction(() => {
-        this.consumers.forEach((c, i) => {
-          const adds: Derived<unknown>[] = [];
-          for (const a of g.adds)
-            if (!a.dropped && a.ps[i] !== null) adds.push({ serial: a.serial, p: a.ps[i] });
-          const removes: Derived<unknown>[] = [];
-          for (const r of g.removes) if (r.ps[i] !== null) removes.push({ serial: r.serial, p: r.ps[i] });
-          c.apply(s, adds, removes);
-          writeWatermark(s, c.name, { version: c.version, gen: g.n, serial: g.maxSerial, removal: g.maxSeq });
-        });
-        trimRemovals(s.removals, g.maxSeq);
-      });
+      await this.applier.apply(g.payload(), (i) => ({
+        adds: g.adds
+          .filter((a) => !a.dropped)
+          .map((a) => ({ serial: a.serial, p: derived(this.consumers, a, i) })),
+        removes: g.removes.map((r) => ({ serial: r.serial, p: derived(this.consumers, r, i) })),
+      }));
       this.sealed.shift();
       this.diskSerial = g.maxSerial;
       this.batches++;
@@ -268,6 +325,10 @@ export class ConsumerRunner {
     } catch (e) {
       // The batch stays sealed and is tried again at the next tick, before anything newer.
       this.log(`consumers: could not apply a batch of ${g.live} events: ${(e as Error).message}`);
+      if (this.applier.broken) {
+        this.log("consumers: applying in this thread from now on");
+        this.applier = new InThreadApplier(this.store, this.consumers);
+      }
     }
   }
 
@@ -279,11 +340,12 @@ export class ConsumerRunner {
     }
   }
 
-  /** Applies everything waiting, then stops the timer. */
+  /** Applies everything waiting, then stops the timer and the applier's thread. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.settle();
+    await this.applier.close();
   }
 
   lag(): ConsumerLag[] {

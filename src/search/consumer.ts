@@ -64,6 +64,8 @@ export interface SearchSnapshot {
   views: SearchView[];
   docs: number;
   totalLength: number;
+  /** removed documents whose postings are still in the blocks of this snapshot */
+  gone: Set<number>;
 }
 
 const BLOCK_FORMAT_VERSION = 1;
@@ -78,8 +80,11 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
   readonly blocks: BinDb;
   readonly gone: BinDb;
   readonly meta: BinDb;
-  /** serials in `gone`: removed documents whose postings are still in the blocks */
+  /** serials in `gone`: removed documents whose postings are still in the blocks (the applier's) */
   readonly goneSerials = new Set<number>();
+  /** the same as readers see it: read from disk with the watermark it goes with */
+  private readGone = new Set<number>();
+  private readGoneAt = "";
   /** set by the runner that feeds this consumer */
   tail: Tail<SearchView> = noTail;
 
@@ -231,7 +236,16 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
       docs += v.docCount;
       totalLength += v.totalLength;
     }
-    return { w, views, docs, totalLength };
+    // The applier (maybe on another thread) changes the gone list with the watermark; readers
+    // take the list on disk that goes with the watermark they read.
+    const at = w ? `${w.gen}/${w.serial}/${w.removal}` : "";
+    if (at !== this.readGoneAt) {
+      const gone = new Set<number>();
+      for (const k of this.gone.getKeys({})) gone.add(readU64(k as Buffer, 0));
+      this.readGone = gone;
+      this.readGoneAt = at;
+    }
+    return { w, views, docs, totalLength, gone: this.readGone };
   }
 
   /** Documents containing the token, on disk (as of this moment's read snapshot). */

@@ -119,7 +119,7 @@ async function candidates(
   const removed = new Set<number>();
   for (const v of snap.views) for (const serial of v.removed.keys()) removed.add(serial);
   const kinds = p.kinds;
-  const gone = ix.goneSerials;
+  const gone = snap.gone;
   const visible = (serial: number, kind: number, time: number): boolean =>
     serial <= o.hwm &&
     time >= since &&

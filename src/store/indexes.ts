@@ -14,7 +14,7 @@ import type { Consumer, Derived, Tail, Watermark } from "./consumer.ts";
 import { noTail, readWatermark } from "./consumer.ts";
 import { readU64, serialKey } from "./keys.ts";
 import { removalsAfter } from "./removals.ts";
-import type { Store } from "./store.ts";
+import type { BinDb, Store } from "./store.ts";
 import { EMPTY, forEachIndexEntry } from "./store.ts";
 
 /** Events committed and not yet in the indexes, and indexed events removed since. */
@@ -50,9 +50,22 @@ export class Indexes implements Consumer<NostrEvent, TailIndex> {
   }
 
   apply(s: Store, adds: readonly Derived<NostrEvent>[], removes: readonly Derived<NostrEvent>[]): void {
+    // Keys are written in key order per index: a B-tree insert next to the previous one finds
+    // its page already touched (and in cache), where event order jumps across the tree.
     s.arena.reset();
-    for (const { serial, p } of removes) forEachIndexEntry(s, p, serial, removeKey);
-    for (const { serial, p } of adds) forEachIndexEntry(s, p, serial, putKey);
+    const gone = new Map<BinDb, Buffer[]>();
+    const added = new Map<BinDb, Buffer[]>();
+    const into = (m: Map<BinDb, Buffer[]>) => (db: BinDb, k: Buffer) => {
+      const list = m.get(db);
+      if (list) list.push(k);
+      else m.set(db, [k]);
+    };
+    const remove = into(gone);
+    const put = into(added);
+    for (const { serial, p } of removes) forEachIndexEntry(s, p, serial, remove);
+    for (const { serial, p } of adds) forEachIndexEntry(s, p, serial, put);
+    for (const [db, keys] of gone) for (const k of keys.sort(Buffer.compare)) db.remove(k);
+    for (const [db, keys] of added) for (const k of keys.sort(Buffer.compare)) db.put(k, EMPTY);
   }
 
   clear(s: Store): void {
@@ -110,13 +123,6 @@ export function indexSnapshot(s: Store): IndexSnapshot {
   if (w) for (const r of removalsAfter(s.removals, w.removal)) if (r.serial <= through) removed.add(r.serial);
   return { through, events: [events], removed: [removed] };
 }
-
-const putKey = (db: Store["pubkey"], k: Buffer): void => {
-  db.put(k, EMPTY);
-};
-const removeKey = (db: Store["pubkey"], k: Buffer): void => {
-  db.remove(k);
-};
 
 /** Whether a serial was removed since the snapshot's indexes were written. */
 export function removedIn(snap: IndexSnapshot, serial: number): boolean {

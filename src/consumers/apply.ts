@@ -1,0 +1,115 @@
+// Applying one generation of the log to every consumer, in one write transaction that also
+// writes their watermarks and trims the removal log: in this thread (data commands, tests,
+// and the fallback), or on the consumers' own thread (worker.ts) in the relay.
+import { Worker } from "node:worker_threads";
+import type { Consumer, Derived } from "../store/consumer.ts";
+import { writeWatermark } from "../store/consumer.ts";
+import { trimRemovals } from "../store/removals.ts";
+import type { Store } from "../store/store.ts";
+
+/** A generation as it crosses to another thread: serials with the stored JSON. */
+export interface GenPayload {
+  n: number;
+  maxSerial: number;
+  maxSeq: number;
+  adds: [serial: number, json: string][];
+  removes: [serial: number, json: string][];
+}
+
+/** Consumer i's share of a generation: what it derived from each event. */
+export type Share = (i: number) => { adds: Derived<unknown>[]; removes: Derived<unknown>[] };
+
+export interface Applier {
+  /** Applies a generation; resolves once it is committed. */
+  apply(g: GenPayload, share: Share): Promise<void>;
+  close(): Promise<void>;
+  /** set when the applier can apply nothing more (its thread died) */
+  readonly broken?: boolean;
+}
+
+/**
+ * Every consumer's share of a generation, derived before the write transaction opens: LMDB has
+ * one writer, and the relay's writer waits while a batch holds the lock.
+ */
+export function shares(consumers: readonly Consumer[], share: Share): ReturnType<Share>[] {
+  return consumers.map((_, i) => {
+    const { adds, removes } = share(i);
+    return { adds: adds.filter(notNull), removes: removes.filter(notNull) };
+  });
+}
+
+/** Inside a write transaction: every consumer's share, the watermarks, the removal log trimmed. */
+export function applyInTxn(
+  s: Store,
+  consumers: readonly Consumer[],
+  g: GenPayload,
+  ready: readonly ReturnType<Share>[],
+): void {
+  consumers.forEach((c, i) => {
+    const { adds, removes } = ready[i]!;
+    c.apply(s, adds, removes);
+    writeWatermark(s, c.name, { version: c.version, gen: g.n, serial: g.maxSerial, removal: g.maxSeq });
+  });
+  trimRemovals(s.removals, g.maxSeq);
+}
+
+const notNull = (d: Derived<unknown>): boolean => d.p !== null;
+
+export class InThreadApplier implements Applier {
+  constructor(
+    private readonly s: Store,
+    private readonly consumers: readonly Consumer[],
+  ) {}
+
+  async apply(g: GenPayload, share: Share): Promise<void> {
+    const ready = shares(this.consumers, share);
+    await this.s.env.transaction(() => applyInTxn(this.s, this.consumers, g, ready));
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Replies of the consumers' thread: the generation applied, or why it was not. */
+export interface Applied {
+  n: number;
+  error?: string;
+}
+
+/**
+ * Applies generations on the consumers' own thread (worker.ts), which opens the same LMDB
+ * environment and the same consumers. Only serials and stored JSON cross; the thread parses
+ * and derives what it applies, so the relay's main thread never stalls on a batch.
+ */
+export class ThreadApplier implements Applier {
+  private readonly worker: Worker;
+  private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  broken = false;
+
+  constructor(path: string, names: readonly string[]) {
+    this.worker = new Worker(new URL("./worker.ts", import.meta.url), { workerData: { path, names } });
+    this.worker.on("message", (m: Applied) => {
+      const w = this.waiting.get(m.n);
+      if (!w) return;
+      this.waiting.delete(m.n);
+      if (m.error === undefined) w.resolve();
+      else w.reject(new Error(m.error));
+    });
+    this.worker.on("error", (e: Error) => {
+      this.broken = true;
+      for (const w of this.waiting.values()) w.reject(new Error(`consumers' thread failed: ${e.message}`));
+      this.waiting.clear();
+    });
+  }
+
+  apply(g: GenPayload): Promise<void> {
+    if (this.broken) return Promise.reject(new Error("consumers' thread is gone"));
+    return new Promise((resolve, reject) => {
+      this.waiting.set(g.n, { resolve, reject });
+      this.worker.postMessage(g);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.worker.terminate();
+  }
+}
