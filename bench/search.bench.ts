@@ -15,7 +15,7 @@ import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import { runQuery } from "../src/store/query.ts";
 import type { BinDb, Store } from "../src/store/store.ts";
-import { openStore } from "../src/store/store.ts";
+import { closeStore, openStore } from "../src/store/store.ts";
 import { Writer } from "../src/store/writer.ts";
 import { mulberry32 } from "../test/gen.ts";
 
@@ -192,6 +192,6 @@ await latency("two Zipf words (common pairs)", () => `${zipf()} ${zipf()}`);
 
 for (const r of [off, on]) {
   await r.derived.runner.stop();
-  await r.store.env.close();
+  await closeStore(r.store);
   rmSync(r.dir, { recursive: true, force: true });
 }

@@ -15,7 +15,6 @@ import { Expiration } from "./store/expiration.ts";
 import { Indexes } from "./store/indexes.ts";
 import type { Searcher } from "./store/query.ts";
 import type { Store } from "./store/store.ts";
-import { restoreIndexes } from "./store/store.ts";
 
 export interface Derived {
   expiration: Expiration;
@@ -76,8 +75,6 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
   indexes.tail = runner.tail(indexes);
   if (search) search.tail = runner.tail(search);
   if (counters) counters.tail = runner.tail(counters);
-  const restored = restoreIndexes(store);
-  if (restored > 0) log(`store: index entries of ${restored} events restored after an unclean stop`);
   runner.catchUp(o.progress, o.batch);
   return { expiration, indexes, runner, search, counters, searcher: search ? searcher(search) : undefined };
 }

@@ -17,7 +17,7 @@ import { matchSearch } from "./search/match.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
 import { startMetricsServer } from "./server/metrics.ts";
 import { startServer } from "./server/server.ts";
-import { openStore } from "./store/store.ts";
+import { closeStore, openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
 import { createVerifyPool } from "./verify/pool.ts";
 
@@ -110,7 +110,7 @@ export function startRelay(config: Config): Relay {
         await verifyPool.close();
         await writer.drain();
         await runner.stop();
-        await store.env.close();
+        await closeStore(store);
       })();
       return stopping;
     },

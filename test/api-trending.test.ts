@@ -9,14 +9,14 @@ import { loadConfig } from "../src/config/load.ts";
 import { openDerived } from "../src/derived.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
-import { openStore } from "../src/store/store.ts";
+import { closeStore, openStore } from "../src/store/store.ts";
 import { Writer } from "../src/store/writer.ts";
 import { newKey, now, signed, tempDir } from "./harness.ts";
 
 const dir = tempDir("api-trending-");
 const store = openStore(dir);
 afterAll(async () => {
-  await store.env.close();
+  await closeStore(store);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -11,7 +11,7 @@ import { matchFilter } from "../src/nostr/filter.ts";
 import { removeBySerial } from "../src/store/lifecycle.ts";
 import { countByKind, scanOldestFirst, storedId, timeBounds } from "../src/store/scan.ts";
 import type { Store } from "../src/store/store.ts";
-import { openStore } from "../src/store/store.ts";
+import { closeStore, openStore } from "../src/store/store.ts";
 import { Writer } from "../src/store/writer.ts";
 import { tempDir } from "./harness.ts";
 
@@ -42,7 +42,7 @@ beforeAll(async () => {
   await Promise.all(EVENTS.map((e) => w.submit(e, storedJson(e))));
 });
 afterAll(async () => {
-  await s.env.close();
+  await closeStore(s);
   rmSync(dir, { recursive: true, force: true });
 });
 

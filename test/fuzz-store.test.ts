@@ -18,7 +18,7 @@ import { matchFilter } from "../src/nostr/filter.ts";
 import type { QueryOptions } from "../src/store/query.ts";
 import { countQuery, runQuery } from "../src/store/query.ts";
 import type { Store } from "../src/store/store.ts";
-import { openStore } from "../src/store/store.ts";
+import { closeStore, openStore } from "../src/store/store.ts";
 import type { WriteOutcome } from "../src/store/writer.ts";
 import { Writer } from "../src/store/writer.ts";
 import { Gen } from "./gen.ts";
@@ -333,7 +333,7 @@ async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<
     // A reopened store resumes from the same serial and holds the same events; what the
     // consumers had not applied (as after a crash) they apply from the log at open.
     await writer.drain();
-    await store.env.close();
+    await closeStore(store);
     store = openStore(dir);
     if (store.lastSerial !== model.lastSerial)
       fail(`reopened at serial ${store.lastSerial}, model ${model.lastSerial}`);
@@ -345,7 +345,7 @@ async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<
   } finally {
     await writer.drain();
     await derived.runner.stop();
-    await store.env.close();
+    await closeStore(store);
     rmSync(dir, { recursive: true, force: true });
   }
   const stats = `${model.stored.size} stored of ${ever.length} written, ${nonEmpty}/${3 * QUERIES} queries non-empty`;
@@ -404,7 +404,7 @@ describe("tag values the fuzz vocabulary leaves out", () => {
       }
       expect(got).toEqual(want);
     } finally {
-      await store.env.close();
+      await closeStore(store);
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { bench, do_not_optimize, group, run, summary } from "mitata";
 import { storedJson } from "../../src/nostr/canonical.ts";
 import type { NostrEvent } from "../../src/nostr/event.ts";
-import { openStore } from "../../src/store/store.ts";
+import { closeStore, openStore } from "../../src/store/store.ts";
 import { Writer } from "../../src/store/writer.ts";
 import { makeEvent } from "./fixtures.ts";
 
@@ -21,7 +21,7 @@ function tempWriter(): { writer: Writer; close: () => Promise<void> } {
     writer,
     close: async () => {
       await writer.drain();
-      await store.env.close();
+      await closeStore(store);
       rmSync(dir, { recursive: true, force: true });
     },
   };

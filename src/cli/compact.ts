@@ -1,9 +1,12 @@
-// `relay compact DEST`: an online, compacted copy of the LMDB environment (mdb_env_copy2 with
-// MDB_CP_COMPACT through lmdb-js `backup`), then checked: the copy opens as a relay store and
-// holds as many entries in every database as the source.
+// `relay compact DEST`: an online, compacted copy of the log's LMDB environment (mdb_env_copy2
+// with MDB_CP_COMPACT through lmdb-js `backup`), then checked: the copy opens as a relay store
+// and holds as many entries in every database as the source. What is derived from the log
+// (derived/: REQ indexes, search, counters) is not copied: the relay builds it from the copy.
+
 import { mkdirSync, readdirSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Store } from "../store/store.ts";
+import { closeStore } from "../store/store.ts";
 import {
   commandArgs,
   dataFileSize,
@@ -27,6 +30,9 @@ Then DEST is opened and checked: every database must have the source's entry cou
 source did not change during the copy) and the event and index counts must agree. Exit status:
 0 when the copy checks out, 1 when it cannot be written or does not match, 2 on bad arguments.
 
+The derived indexes (DEST/derived/) are not copied: a relay started on DEST builds them from
+the events first, which takes a while on a large store.
+
 To restore, stop the relay and point --data at DEST (or move DEST/data.mdb into place).`;
 
 const counts = (dbs: Record<string, DbStats>): Record<string, number> =>
@@ -35,8 +41,8 @@ const counts = (dbs: Record<string, DbStats>): Record<string, number> =>
 const same = (a: Record<string, number>, b: Record<string, number>): boolean =>
   JSON.stringify(a) === JSON.stringify(b);
 
-/** Databases that hold exactly one entry per stored event. */
-const PER_EVENT = ["events", "ids", "time", "pubkey", "kind", "pubkind"] as const;
+/** Databases of the log that hold exactly one entry per stored event. */
+const PER_EVENT = ["events", "ids"] as const;
 
 export async function run(argv: string[]): Promise<number> {
   return guarded("compact", async () => {
@@ -63,7 +69,7 @@ export async function run(argv: string[]): Promise<number> {
       }
       after = counts(databaseStats(source.env));
     } finally {
-      await source.env.close();
+      await closeStore(source);
     }
     const seconds = (performance.now() - started) / 1000;
 
@@ -77,7 +83,7 @@ export async function run(argv: string[]): Promise<number> {
     try {
       got = counts(databaseStats(copy.env));
     } finally {
-      await copy.env.close();
+      await closeStore(copy);
     }
     const stable = same(before, after);
     const problems: string[] = [];

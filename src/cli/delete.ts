@@ -1,7 +1,9 @@
 // `relay delete --filter JSON`: removes matching stored events with every index entry they own
 // (and the replaceable pointer when it points at them), in write transactions of a chunk each.
+
 import { removeBySerial } from "../store/lifecycle.ts";
 import { scanOldestFirst, storedId } from "../store/scan.ts";
+import { closeStore } from "../store/store.ts";
 import {
   commandArgs,
   filterFromFlags,
@@ -62,7 +64,7 @@ export async function run(argv: string[]): Promise<number> {
       finish();
       await out.end();
     } finally {
-      await store.env.close();
+      await closeStore(store);
     }
     console.error(
       dryRun

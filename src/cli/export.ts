@@ -1,6 +1,8 @@
 // `relay export`: every stored event (or those matching a filter) as JSONL on stdout, the stored
 // bytes verbatim, oldest first, read from the planner's index in chunks.
+
 import { scanOldestFirst } from "../store/scan.ts";
+import { closeStore } from "../store/store.ts";
 import { commandArgs, filterFromFlags, fmtInt, guarded, openExisting, StdoutSink } from "./data-args.ts";
 
 export const help = `relay export [--filter JSON] [--since T] [--until T] [--quiet] [--data DIR] [--config FILE]
@@ -41,7 +43,7 @@ export async function run(argv: string[]): Promise<number> {
       }
       await out.end();
     } finally {
-      await store.env.close();
+      await closeStore(store);
     }
     if (flags.quiet === undefined && !out.closed) {
       const secs = (performance.now() - started) / 1000;

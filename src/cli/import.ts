@@ -1,11 +1,13 @@
 // `relay import [FILE|-]`: loads JSONL events (strfry, nostream and `relay export` write it) through
 // the same checks (`admit`) and the same Writer as live EVENTs, streamed line by line and handed to
 // the writer in chunks so it commits them in large batches.
+
 import { createReadStream, statSync } from "node:fs";
 import { admit } from "../ingest/event.ts";
 import { storedJson } from "../nostr/canonical.ts";
 import { isEphemeral } from "../nostr/kinds.ts";
 import { ownUrlCheck } from "../nostr/relay-url.ts";
+import { closeStore } from "../store/store.ts";
 import type { WriteOutcome } from "../store/writer.ts";
 import { Writer } from "../store/writer.ts";
 import type { BackendPreference } from "../verify/select.ts";
@@ -274,7 +276,7 @@ export async function run(argv: string[]): Promise<number> {
     await writer.drain();
     await derived.runner.stop();
     finish();
-    await store.env.close();
+    await closeStore(store);
     process.off("SIGINT", interrupt);
     process.off("SIGTERM", interrupt);
     progress.done();

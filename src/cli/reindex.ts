@@ -4,6 +4,7 @@
 
 import { openDerived } from "../derived.ts";
 import { markStale } from "../store/consumer.ts";
+import { closeStore } from "../store/store.ts";
 import { commandArgs, guarded, openExisting, UsageError } from "./data-args.ts";
 import { Progress } from "./progress.ts";
 
@@ -60,7 +61,7 @@ export async function run(argv: string[]): Promise<number> {
       );
       return 0;
     } finally {
-      await store.env.close();
+      await closeStore(store);
     }
   });
 }

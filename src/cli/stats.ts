@@ -1,15 +1,19 @@
 // `relay stats`: what is in a data directory: events in total and by kind, the time span, and per
-// named database its entry count and size from LMDB's own statistics.
+// named database its entry count and size from LMDB's own statistics, for the log's environment
+// and for the derived one (derived/: REQ indexes, search, counters).
+
 import type { RootDatabase } from "lmdb";
 import { countByKind, timeBounds } from "../store/scan.ts";
 import type { Store } from "../store/store.ts";
+import { closeStore } from "../store/store.ts";
 import { commandArgs, dataFileSize, fmtBytes, fmtInt, guarded, isoTime, openExisting } from "./data-args.ts";
 
 export const help = `relay stats [--json] [--data DIR] [--config FILE]
 
 Prints the number of stored events, by kind, the oldest and newest created_at, each LMDB
-database's entry count, depth and size (pages × page size), and the size of data.mdb (its
-length, the space allocated on disk, and the part in use). Safe while 'relay serve' runs.
+database's entry count, depth and size (pages × page size), those of the log and those derived
+from it (derived/), and the size of data.mdb (its length, the space allocated on disk, and the
+part in use). Safe while 'relay serve' runs.
 
   --json   one JSON object instead of the table`;
 
@@ -42,7 +46,10 @@ export interface Stats {
   oldest: number | null;
   newest: number | null;
   kinds: Record<string, number>;
+  /** the log's databases */
   databases: Record<string, DbStats>;
+  /** the derived environment's databases (derived/) */
+  derived: Record<string, DbStats>;
   file: { bytes: number; onDisk: number; used: number; mapSize: number; pageSize: number };
   readers: number;
 }
@@ -88,6 +95,7 @@ export function collectStats(store: Store, dir: string): Stats {
     newest: bounds?.newest ?? null,
     kinds,
     databases: databaseStats(store.env),
+    derived: databaseStats(store.derived),
     file: {
       ...file,
       used: (env.lastPageNumber + 1) * env.pageSize,
@@ -106,7 +114,7 @@ export async function run(argv: string[]): Promise<number> {
     try {
       s = collectStats(store, config.data);
     } finally {
-      await store.env.close();
+      await closeStore(store);
     }
     console.log(flags.json !== undefined ? JSON.stringify(s) : table(s));
     return 0;
@@ -127,9 +135,10 @@ function table(s: Stats): string {
     "",
     "database          entries  depth        size",
   ];
-  for (const [name, d] of Object.entries(s.databases))
-    lines.push(
-      `${name.padEnd(14)} ${fmtInt(d.entries).padStart(10)} ${String(d.depth).padStart(6)} ${fmtBytes(d.bytes).padStart(11)}`,
-    );
+  const row = (name: string, d: DbStats) =>
+    `${name.padEnd(14)} ${fmtInt(d.entries).padStart(10)} ${String(d.depth).padStart(6)} ${fmtBytes(d.bytes).padStart(11)}`;
+  for (const [name, d] of Object.entries(s.databases)) lines.push(row(name, d));
+  lines.push("", "derived/          entries  depth        size");
+  for (const [name, d] of Object.entries(s.derived)) lines.push(row(name, d));
   return lines.join("\n");
 }

@@ -1,10 +1,9 @@
-// Applying one generation of the log to every consumer, in one write transaction that also
-// writes their watermarks and trims the removal log: in this thread (data commands, tests,
-// and the fallback), or on the consumers' own thread (worker.ts) in the relay.
+// Applying one generation of the log to every consumer, in one write transaction of the derived
+// environment that also writes their watermarks: in this thread (data commands, tests, and the
+// fallback), or on the consumers' own thread (worker.ts) in the relay.
 import { Worker } from "node:worker_threads";
 import type { Consumer, Derived } from "../store/consumer.ts";
 import { writeWatermark } from "../store/consumer.ts";
-import { trimRemovals } from "../store/removals.ts";
 import type { Store } from "../store/store.ts";
 
 /** A generation as it crosses to another thread: serials with the stored JSON. */
@@ -38,7 +37,7 @@ export function shares(consumers: readonly Consumer[], share: Share): ReturnType
   });
 }
 
-/** Inside a write transaction: every consumer's share, the watermarks, the removal log trimmed. */
+/** Inside a write transaction of the derived environment: every consumer's share, the watermarks. */
 export function applyInTxn(
   s: Store,
   consumers: readonly Consumer[],
@@ -50,7 +49,6 @@ export function applyInTxn(
     c.apply(s, adds, removes);
     writeWatermark(s, c.name, { version: c.version, gen: g.n, serial: g.maxSerial, removal: g.maxSeq });
   });
-  trimRemovals(s.removals, g.maxSeq);
 }
 
 const notNull = (d: Derived<unknown>): boolean => d.p !== null;
@@ -63,7 +61,7 @@ export class InThreadApplier implements Applier {
 
   async apply(g: GenPayload, share: Share): Promise<void> {
     const ready = shares(this.consumers, share);
-    await this.s.env.transaction(() => applyInTxn(this.s, this.consumers, g, ready));
+    await this.s.derived.transaction(() => applyInTxn(this.s, this.consumers, g, ready));
   }
 
   async close(): Promise<void> {}

@@ -186,14 +186,14 @@ export class ConsumerRunner {
           serial: s.lastSerial,
           removal: s.lastRemoval,
         };
-        s.env.transactionSync(() => writeWatermark(s, c.name, adopted));
+        s.derived.transactionSync(() => writeWatermark(s, c.name, adopted));
         w = adopted;
       }
       const rebuild = !w || w.version !== c.version;
       const started = performance.now();
       if (rebuild) {
         const fresh: Watermark = { version: c.version, gen: w?.gen ?? 0, serial: 0, removal: s.lastRemoval };
-        s.env.transactionSync(() => {
+        s.derived.transactionSync(() => {
           c.clear(s);
           writeWatermark(s, c.name, fresh);
         });
@@ -322,6 +322,9 @@ export class ConsumerRunner {
       this.diskSerial = g.maxSerial;
       this.batches++;
       this.lastApplyMs = performance.now() - started;
+      // Every consumer has passed these removal records; the log's own writer drops them later.
+      const through = g.maxSeq;
+      void this.store.env.transaction(() => trimRemovals(this.store.removals, through)).catch(() => {});
     } catch (e) {
       // The batch stays sealed and is tried again at the next tick, before anything newer.
       this.log(`consumers: could not apply a batch of ${g.live} events: ${(e as Error).message}`);

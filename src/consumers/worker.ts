@@ -27,7 +27,7 @@ parentPort?.on("message", (g: GenPayload) => {
         removes: removes.map(([serial, e]) => ({ serial, p: c.prepare(e) })),
       };
     });
-    store.env.transactionSync(() => applyInTxn(store, consumers, g, ready));
+    store.derived.transactionSync(() => applyInTxn(store, consumers, g, ready));
   } catch (e) {
     reply = { n: g.n, error: (e as Error).message };
   }

@@ -17,7 +17,7 @@ import { removeBySerial } from "../store/lifecycle.ts";
 import type { QueryOptions } from "../store/query.ts";
 import { countQuery, runQuery } from "../store/query.ts";
 import type { Store } from "../store/store.ts";
-import { openStore } from "../store/store.ts";
+import { closeStore, openStore } from "../store/store.ts";
 import { Writer } from "../store/writer.ts";
 import { BLOCK_BYTES, decodeBlock, tokenBounds, tokenPrefix } from "./blocks.ts";
 import type { SearchIndex } from "./consumer.ts";
@@ -108,7 +108,7 @@ beforeAll(() => {
 afterAll(async () => {
   await w.drain();
   await d.runner.stop();
-  await s.env.close();
+  await closeStore(s);
   rmSync(dir, { recursive: true, force: true });
 });
 

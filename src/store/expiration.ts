@@ -5,7 +5,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import { indexKey, keySerial, keyTime } from "./keys.ts";
 import { removeBySerial } from "./lifecycle.ts";
 import type { BinDb, Indexer, Store } from "./store.ts";
-import { EMPTY, openDb } from "./store.ts";
+import { EMPTY, openLogDb } from "./store.ts";
 
 const NO_PREFIX = Buffer.alloc(0);
 
@@ -25,7 +25,7 @@ export class Expiration implements Indexer {
   private readonly bySerial = new Map<number, number>();
 
   constructor(s: Store) {
-    this.db = openDb(s, "expiry");
+    this.db = openLogDb(s, "expiry");
     for (const k of this.db.getKeys({})) this.bySerial.set(keySerial(k as Buffer), keyTime(k as Buffer));
   }
 

@@ -1,5 +1,11 @@
-// Opens the LMDB environment and its named databases, and knows which index entries an event
+// Opens the store: two LMDB environments and their named databases. The log (`env`) holds the
+// events and what deciding an event needs, written by the writer; the derived environment
+// (`derived`, in the data directory's derived/) holds what the consumers of the log build from
+// it: the REQ indexes, search, counters and their watermarks. Two environments, two writers:
+// a consumer's batch never makes the writer (and the OKs) wait for LMDB's one write lock, and
+// everything in derived/ can be rebuilt from the log. Also knows which index entries an event
 // owns. Reading and writing policies live in writer.ts and query.ts.
+import { join } from "node:path";
 import type { Database, RootDatabase } from "lmdb";
 import { open } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
@@ -10,7 +16,10 @@ import { lastRemovalSeq, removalValue } from "./removals.ts";
 export type BinDb = Database<Buffer, Buffer>;
 
 export interface Store {
+  /** the log and what deciding an event needs */
   env: RootDatabase;
+  /** what the consumers derive from the log (rebuildable) */
+  derived: RootDatabase;
   events: BinDb;
   /** the same `events` database read as text: one UTF-8 decode, no intermediate Buffer */
   eventsText: Database<string, Buffer>;
@@ -27,7 +36,7 @@ export interface Store {
   deletedAddr: BinDb;
   /** NIP-62: `pubkey 32` → created_at 8 up to which everything was removed */
   vanished: BinDb;
-  /** the consumers' watermarks (consumers/consumer.ts) */
+  /** the consumers' watermarks (consumer.ts), in the derived environment */
   state: BinDb;
   /** highest serial ever assigned (from disk at open, then advanced by the writer) */
   lastSerial: number;
@@ -56,31 +65,39 @@ export interface Indexer {
 }
 
 /**
- * An earlier version deferred index puts to a second commit and marked how far they were on
- * disk with this key. A store it left after an unclean stop may miss entries of the events
- * above the mark; restoreIndexes re-creates them once, then the mark goes.
+ * Databases earlier versions kept in the log's environment; their consumers rebuild them in
+ * the derived one, so they are dropped once at open.
  */
-const INDEXED_KEY = Buffer.from("indexed");
+const MOVED_TO_DERIVED = [
+  "pubkey",
+  "kind",
+  "pubkind",
+  "tag",
+  "time",
+  "state",
+  "search",
+  "search_df",
+  "search_meta",
+  "search_blocks",
+  "search_gone",
+  "api_note",
+  "api_pubkey",
+  "api_relay",
+  "api_meta",
+];
 
-/** Re-creates index entries an earlier version may have lost; call once at open. */
-export function restoreIndexes(s: Store): number {
-  const v = s.state.get(INDEXED_KEY);
-  if (v === undefined) return 0;
-  const from = readU64(v, 0) + 1;
-  const restored =
-    from > s.lastSerial
-      ? 0
-      : replayStored(s, from, Number.MAX_SAFE_INTEGER, (e, serial) =>
-          forEachIndexEntry(s, e, serial, (db, k) => db.put(k, EMPTY)),
-        );
-  s.state.removeSync(INDEXED_KEY);
-  return restored;
+function dropMoved(env: RootDatabase): void {
+  const present = new Set(Array.from(env.getKeys({}), String));
+  for (const name of MOVED_TO_DERIVED) {
+    if (!present.has(name)) continue;
+    env.openDB({ name, keyEncoding: "binary", encoding: "binary" }).dropSync();
+  }
 }
 
 /**
  * Feeds every stored event from serial `from` on, in serial order, to `apply`, `batch` events
- * per write transaction, calling `endBatch` at the end of each (inside it). For rebuilding and
- * restoring indexes; returns how many events it read.
+ * per write transaction of the derived environment, calling `endBatch` at the end of each
+ * (inside it). For building derived indexes from the log; returns how many events it read.
  */
 export function replayStored(
   s: Store,
@@ -94,7 +111,7 @@ export function replayStored(
   let events = 0;
   for (;;) {
     let n = 0;
-    s.env.transactionSync(() => {
+    s.derived.transactionSync(() => {
       for (const { key, value } of s.events.getRange({ start: serialKey(next), limit: batch })) {
         const serial = readU64(key as Buffer, 0);
         apply(JSON.parse((value as Buffer).toString("utf8")) as NostrEvent, serial);
@@ -113,29 +130,33 @@ export function openStore(path: string): Store {
   // noSubdir: false, or lmdb-js takes a path with a dot in its last part (tmp.XYZ, data.v2) for
   // a file name and fails on an existing directory or creates a file instead of a directory.
   const env = open({ path, maxDbs: 32, compression: false, noSubdir: false });
+  const derived = open({ path: join(path, DERIVED_DIR), maxDbs: 32, compression: false, noSubdir: false });
+  dropMoved(env);
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
+  const ddb = (name: string): BinDb => derived.openDB({ name, keyEncoding: "binary", encoding: "binary" });
   const events = db("events");
   let lastSerial = 0;
   for (const k of events.getKeys({ reverse: true, limit: 1 })) lastSerial = readU64(k, 0);
   const removals = db("removals");
   return {
     env,
+    derived,
     events,
     eventsText: env.openDB({ name: "events", keyEncoding: "binary", encoding: "string" }) as Database<
       string,
       Buffer
     >,
     ids: db("ids"),
-    pubkey: db("pubkey"),
-    kind: db("kind"),
-    pubkind: db("pubkind"),
-    tag: db("tag"),
-    time: db("time"),
+    pubkey: ddb("pubkey"),
+    kind: ddb("kind"),
+    pubkind: ddb("pubkind"),
+    tag: ddb("tag"),
+    time: ddb("time"),
     replaceable: db("replaceable"),
     deleted: db("deleted"),
     deletedAddr: db("deleted_addr"),
     vanished: db("vanished"),
-    state: db("state"),
+    state: ddb("state"),
     lastSerial,
     indexers: [],
     removals,
@@ -146,7 +167,16 @@ export function openStore(path: string): Store {
   };
 }
 
+/** The derived environment's directory inside the data directory. */
+export const DERIVED_DIR = "derived";
+
 export const EMPTY = Buffer.alloc(0);
+
+/** Closes both environments (the derived one first: nothing writes it once the log is shut). */
+export async function closeStore(s: Store): Promise<void> {
+  await s.derived.close();
+  await s.env.close();
+}
 
 /**
  * Visits (database, key) of every index entry an event has, besides `ids`. Keys are views of
@@ -215,7 +245,12 @@ export function putEvent(s: Store, e: NostrEvent, json: string, serial: number):
   for (const ix of s.indexers) ix.put(s, e, serial);
 }
 
-/** Opens a further named database in the store's environment (for indexers). */
+/** Opens a further named database in the derived environment (for consumers). */
 export function openDb(s: Store, name: string): BinDb {
+  return s.derived.openDB({ name, keyEncoding: "binary", encoding: "binary" });
+}
+
+/** Opens a further named database in the log's environment (for the writer's own indexes). */
+export function openLogDb(s: Store, name: string): BinDb {
   return s.env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
 }

@@ -4,13 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storedJson } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
-import { openStore } from "./store.ts";
+import { closeStore, openStore } from "./store.ts";
 import { Writer } from "./writer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "writer-"));
 const store = openStore(dir);
 afterAll(async () => {
-  await store.env.close();
+  await closeStore(store);
   rmSync(dir, { recursive: true, force: true });
 });
 
