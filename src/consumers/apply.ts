@@ -37,18 +37,38 @@ export function shares(consumers: readonly Consumer[], share: Share): ReturnType
   });
 }
 
-/** Inside a write transaction of the derived environment: every consumer's share, the watermarks. */
-export function applyInTxn(
+/**
+ * Applies every consumer's share with its watermark in the derived environment: the consumers
+ * that read what they write in one transaction (synchronous here when `sync`), then the
+ * writes-only ones as asynchronous writes issued in one turn, which lmdb-js commits as one
+ * batch with their watermarks. Resolves once everything is committed.
+ */
+export async function applyShares(
   s: Store,
   consumers: readonly Consumer[],
   g: GenPayload,
   ready: readonly ReturnType<Share>[],
-): void {
-  consumers.forEach((c, i) => {
-    const { adds, removes } = ready[i]!;
-    c.apply(s, adds, removes);
+  sync: boolean,
+): Promise<void> {
+  const mark = (c: Consumer) =>
     writeWatermark(s, c.name, { version: c.version, gen: g.n, serial: g.maxSerial, removal: g.maxSeq });
+  const inTxn = () =>
+    consumers.forEach((c, i) => {
+      if (c.writesOnly) return;
+      c.apply(s, ready[i]!.adds, ready[i]!.removes);
+      mark(c);
+    });
+  if (consumers.some((c) => !c.writesOnly)) {
+    if (sync) s.derived.transactionSync(inTxn);
+    else await s.derived.transaction(inTxn);
+  }
+  let last: unknown;
+  consumers.forEach((c, i) => {
+    if (!c.writesOnly) return;
+    c.apply(s, ready[i]!.adds, ready[i]!.removes);
+    last = mark(c);
   });
+  await last;
 }
 
 const notNull = (d: Derived<unknown>): boolean => d.p !== null;
@@ -60,8 +80,7 @@ export class InThreadApplier implements Applier {
   ) {}
 
   async apply(g: GenPayload, share: Share): Promise<void> {
-    const ready = shares(this.consumers, share);
-    await this.s.derived.transaction(() => applyInTxn(this.s, this.consumers, g, ready));
+    await applyShares(this.s, this.consumers, g, shares(this.consumers, share), false);
   }
 
   async close(): Promise<void> {}

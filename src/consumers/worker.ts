@@ -6,7 +6,7 @@ import { consumersByName } from "../derived.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { openStore } from "../store/store.ts";
 import type { Applied, GenPayload } from "./apply.ts";
-import { applyInTxn, shares } from "./apply.ts";
+import { applyShares, shares } from "./apply.ts";
 
 const { path, names } = workerData as { path: string; names: string[] };
 const store = openStore(path);
@@ -15,7 +15,7 @@ const consumers = consumersByName(store, names);
 const parse = (list: [number, string][]): [number, NostrEvent][] =>
   list.map(([serial, json]) => [serial, JSON.parse(json) as NostrEvent]);
 
-parentPort?.on("message", (g: GenPayload) => {
+parentPort?.on("message", async (g: GenPayload) => {
   let reply: Applied = { n: g.n };
   try {
     const adds = parse(g.adds);
@@ -27,7 +27,7 @@ parentPort?.on("message", (g: GenPayload) => {
         removes: removes.map(([serial, e]) => ({ serial, p: c.prepare(e) })),
       };
     });
-    store.derived.transactionSync(() => applyInTxn(store, consumers, g, ready));
+    await applyShares(store, consumers, g, ready, true);
   } catch (e) {
     reply = { n: g.n, error: (e as Error).message };
   }

@@ -25,6 +25,12 @@ export interface Consumer<P = unknown, V = unknown> {
    * write transaction. Every removed serial was applied by an earlier batch; adds are new.
    */
   apply(s: Store, adds: readonly Derived<P>[], removes: readonly Derived<P>[]): void;
+  /**
+   * apply() only puts and removes keys, never reading what it writes: it may then run outside a
+   * transaction, as lmdb-js asynchronous writes, which its write thread performs in one batch
+   * without a call from JavaScript per key.
+   */
+  readonly writesOnly?: boolean;
   /** Removes every entry it wrote (before a rebuild); inside a write transaction. */
   clear(s: Store): void;
   /**
@@ -64,14 +70,17 @@ export function readWatermark(s: Store, name: string): Watermark | undefined {
   return { version: v.readUInt32BE(0), gen: readU64(v, 4), serial: readU64(v, 12), removal: readU64(v, 20) };
 }
 
-/** Inside the consumer's write transaction. */
-export function writeWatermark(s: Store, name: string, w: Watermark): void {
+/**
+ * Inside the consumer's write transaction; or, for a writes-only consumer, as an asynchronous
+ * write in the same turn as its entries (then the returned promise resolves at the commit).
+ */
+export function writeWatermark(s: Store, name: string, w: Watermark): unknown {
   const v = Buffer.allocUnsafe(28);
   v.writeUInt32BE(w.version, 0);
   serialKey(w.gen).copy(v, 4);
   serialKey(w.serial).copy(v, 12);
   serialKey(w.removal).copy(v, 20);
-  s.state.put(key(name), v);
+  return s.state.put(key(name), v);
 }
 
 /** Forgets a consumer's entries' version, so the next start that enables it rebuilds them. */

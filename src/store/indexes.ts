@@ -38,6 +38,9 @@ export const INDEXES = "indexes";
 export class Indexes implements Consumer<NostrEvent, TailIndex> {
   readonly name = INDEXES;
   readonly version = 1;
+  // Measured (50k events, batches of 1,500): as asynchronous writes 34 µs of CPU an event,
+  // against 50-60 µs for the same puts inside a transaction.
+  readonly writesOnly = true;
   /** set by the runner that feeds this consumer */
   tail: Tail<TailIndex> = noTail;
 
@@ -50,22 +53,10 @@ export class Indexes implements Consumer<NostrEvent, TailIndex> {
   }
 
   apply(s: Store, adds: readonly Derived<NostrEvent>[], removes: readonly Derived<NostrEvent>[]): void {
-    // Keys are written in key order per index: a B-tree insert next to the previous one finds
-    // its page already touched (and in cache), where event order jumps across the tree.
+    // lmdb-js copies each key when the put or remove is issued, so the arena can be reused.
     s.arena.reset();
-    const gone = new Map<BinDb, Buffer[]>();
-    const added = new Map<BinDb, Buffer[]>();
-    const into = (m: Map<BinDb, Buffer[]>) => (db: BinDb, k: Buffer) => {
-      const list = m.get(db);
-      if (list) list.push(k);
-      else m.set(db, [k]);
-    };
-    const remove = into(gone);
-    const put = into(added);
-    for (const { serial, p } of removes) forEachIndexEntry(s, p, serial, remove);
-    for (const { serial, p } of adds) forEachIndexEntry(s, p, serial, put);
-    for (const [db, keys] of gone) for (const k of keys.sort(Buffer.compare)) db.remove(k);
-    for (const [db, keys] of added) for (const k of keys.sort(Buffer.compare)) db.put(k, EMPTY);
+    for (const { serial, p } of removes) forEachIndexEntry(s, p, serial, removeKey);
+    for (const { serial, p } of adds) forEachIndexEntry(s, p, serial, putKey);
   }
 
   clear(s: Store): void {
@@ -123,6 +114,13 @@ export function indexSnapshot(s: Store): IndexSnapshot {
   if (w) for (const r of removalsAfter(s.removals, w.removal)) if (r.serial <= through) removed.add(r.serial);
   return { through, events: [events], removed: [removed] };
 }
+
+const putKey = (db: BinDb, k: Buffer): void => {
+  db.put(k, EMPTY);
+};
+const removeKey = (db: BinDb, k: Buffer): void => {
+  db.remove(k);
+};
 
 /** Whether a serial was removed since the snapshot's indexes were written. */
 export function removedIn(snap: IndexSnapshot, serial: number): boolean {
