@@ -71,14 +71,15 @@ class Gen {
   }
 
   payload(): GenPayload {
-    const adds: [number, string][] = [];
-    for (const a of this.adds) if (!a.dropped) adds.push([a.serial, a.json]);
+    const adds = new Float64Array(this.live);
+    let k = 0;
+    for (const a of this.adds) if (!a.dropped) adds[k++] = a.serial;
     return {
       n: this.n,
       maxSerial: this.maxSerial,
       maxSeq: this.maxSeq,
       adds,
-      removes: this.removes.map((r) => [r.serial, r.json] as [number, string]),
+      removes: Float64Array.from(this.removes, (r) => r.seq),
     };
   }
 }

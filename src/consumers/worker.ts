@@ -1,9 +1,12 @@
-// The consumers' thread: applies each generation the runner sends (serials and stored JSON) to
-// the same consumers the main thread reads, in its own handle on the same LMDB environment.
-// Parsing and deriving (tokenising, counting) happen here, once per event for every consumer.
+// The consumers' thread: applies each generation the runner sends (the serials of its events,
+// the seqs of its removal records) to the same consumers the main thread reads, in its own
+// handles on the same LMDB environments. Reading the events from the log, parsing and deriving
+// (tokenising, counting) happen here, once per event for every consumer.
 import { parentPort, workerData } from "node:worker_threads";
 import { consumersByName } from "../derived.ts";
 import type { NostrEvent } from "../nostr/event.ts";
+import { readU64, serialKey } from "../store/keys.ts";
+import { removalsAfter } from "../store/removals.ts";
 import { openStore } from "../store/store.ts";
 import type { Applied, GenPayload } from "./apply.ts";
 import { applyShares, shares } from "./apply.ts";
@@ -12,14 +15,32 @@ const { path, names } = workerData as { path: string; names: string[] };
 const store = openStore(path);
 const consumers = consumersByName(store, names);
 
-const parse = (list: [number, string][]): [number, NostrEvent][] =>
-  list.map(([serial, json]) => [serial, JSON.parse(json) as NostrEvent]);
+/**
+ * An event of the generation. Committed, it is in the log; unless a later generation removed it
+ * since (before this one was applied), and then its body is in that removal's record.
+ */
+function added(serial: number, after: number): NostrEvent {
+  const json = store.eventsText.get(serialKey(serial));
+  if (json !== undefined) return JSON.parse(json) as NostrEvent;
+  for (const r of removalsAfter(store.removals, after)) if (r.serial === serial) return r.event;
+  throw new Error(`event ${serial} is neither stored nor in the removal log`);
+}
+
+/** A removal record of the generation (not trimmed before every consumer has applied it). */
+function removed(seq: number): [number, NostrEvent] {
+  const v = store.removals.get(serialKey(seq));
+  if (v === undefined) throw new Error(`removal record ${seq} is gone`);
+  return [readU64(v, 0), JSON.parse(v.toString("utf8", 8)) as NostrEvent];
+}
 
 parentPort?.on("message", async (g: GenPayload) => {
   let reply: Applied = { n: g.n };
   try {
-    const adds = parse(g.adds);
-    const removes = parse(g.removes);
+    // A fresh snapshot of the log: lmdb-js keeps a thread's read transaction until a timer
+    // resets it, and this generation's events were committed after the last one was taken.
+    store.env.resetReadTxn();
+    const adds = Array.from(g.adds, (serial): [number, NostrEvent] => [serial, added(serial, g.maxSeq)]);
+    const removes = Array.from(g.removes, removed);
     const ready = shares(consumers, (i) => {
       const c = consumers[i]!;
       return {
