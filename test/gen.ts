@@ -29,6 +29,14 @@ export class Gen {
   some<T>(xs: readonly T[], max: number): T[] {
     return Array.from({ length: 1 + this.int(max) }, () => this.pick(xs));
   }
+  /** The items in a seeded random order (Fisher–Yates), in place. */
+  shuffle<T>(xs: T[]): T[] {
+    for (let i = xs.length - 1; i > 0; i--) {
+      const j = this.int(i + 1);
+      [xs[i], xs[j]] = [xs[j]!, xs[i]!];
+    }
+    return xs;
+  }
   hex(chars: number): string {
     let s = "";
     for (let i = 0; i < chars; i++) s += "0123456789abcdef"[this.int(16)];

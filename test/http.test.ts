@@ -99,6 +99,49 @@ describe("NIP-05 and metrics", () => {
     expect(samples.get("process_resident_memory_bytes")).toBeGreaterThan(0);
     c.close();
   });
+
+  test("/metrics shows how far behind the log each derived index is, in events and seconds", async () => {
+    const { RawClient, newKey, signed } = await import("./harness.ts");
+    // Batches applied only every 10 minutes: what is committed stays behind.
+    const lazy = startTestRelay({ "consumers.intervalMs": "600000", "consumers.maxBatch": "1000000" });
+    const c = await RawClient.connect(lazy.url);
+    const sk = newKey();
+    for (const content of ["one", "two", "three"])
+      expect((await c.publish(signed(sk, { content })))[2]).toBe(true);
+    await Bun.sleep(20);
+    const behind = parsePrometheus(
+      await (await fetch(`${lazy.url.replace("ws://", "http://")}/metrics`)).text(),
+    );
+    for (const consumer of ["indexes", "search", "counters"]) {
+      expect([consumer, behind.get(`relay_consumer_lag_events{consumer="${consumer}"}`)]).toEqual([
+        consumer,
+        3,
+      ]);
+      expect(behind.get(`relay_consumer_lag_seconds{consumer="${consumer}"}`)).toBeGreaterThan(0);
+      expect(behind.get(`relay_consumer_watermark{consumer="${consumer}"}`)).toBe(0);
+    }
+    c.close();
+    await lazy.destroy();
+    // Applied every 50 ms: caught up soon after.
+    const eager = startTestRelay({ "consumers.intervalMs": "50" });
+    const c2 = await RawClient.connect(eager.url);
+    for (const content of ["one", "two", "three"])
+      expect((await c2.publish(signed(sk, { content })))[2]).toBe(true);
+    const url = `${eager.url.replace("ws://", "http://")}/metrics`;
+    let now = parsePrometheus(await (await fetch(url)).text());
+    for (let i = 0; i < 100 && now.get('relay_consumer_lag_events{consumer="search"}') !== 0; i++) {
+      await Bun.sleep(20);
+      now = parsePrometheus(await (await fetch(url)).text());
+    }
+    for (const consumer of ["indexes", "search", "counters"]) {
+      expect(now.get(`relay_consumer_lag_events{consumer="${consumer}"}`)).toBe(0);
+      expect(now.get(`relay_consumer_lag_seconds{consumer="${consumer}"}`)).toBe(0);
+      expect(now.get(`relay_consumer_watermark{consumer="${consumer}"}`)).toBe(3);
+      expect(now.get(`relay_consumer_batches_total{consumer="${consumer}"}`)).toBeGreaterThanOrEqual(1);
+    }
+    c2.close();
+    await eager.destroy();
+  });
 });
 
 /** Sample values by `name{label="value"}`, as read by a standard Prometheus text-format parser. */
