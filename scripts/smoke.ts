@@ -199,6 +199,7 @@ async function main(): Promise<string> {
   if (ok[2] !== true) fail(`relay refused the event: ${JSON.stringify(ok)}`);
   c.ws.close();
   await queryById(first.port, event.id);
+  await consumersApplied(first.port);
   await stop(first);
 
   const second = await start();
@@ -206,10 +207,22 @@ async function main(): Promise<string> {
   await stop(second);
 
   return (
-    `smoke: ok: ${commands.length} commands, NIP-11, explorer page, EVENT/OK, REQ/EOSE, SIGTERM exit 0, event kept across restart` +
+    `smoke: ok: ${commands.length} commands, NIP-11, explorer page, EVENT/OK, REQ/EOSE, consumers' thread, SIGTERM exit 0, event kept across restart` +
     ` (binary ${(size / 2 ** 20).toFixed(1)} MiB; first NIP-11 answer ${Math.round(first.startup)} ms after spawn,` +
     ` ${Math.round(second.startup)} ms on restart)`
   );
+}
+
+/** The consumers' thread (a worker entry point of the binary) applies what was committed. */
+async function consumersApplied(port: number): Promise<void> {
+  const want = 'relay_consumer_batches_total{consumer="search"} ';
+  for (let i = 0; i < 100; i++) {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(want));
+    if (line && Number(line.slice(want.length)) >= 1) return;
+    await Bun.sleep(50);
+  }
+  fail("the derived indexes applied nothing within 5 s (the consumers' thread did not run)");
 }
 
 let code = 0;

@@ -15,6 +15,41 @@ export function machine(): Record<string, string | number> {
   };
 }
 
+/** Rows with the CPU each accepted event cost the relay and the load tool during the ingest. */
+function cpuPerEvent(r: E2EResult, accepted: number): (string | number)[][] {
+  const a = r.memory.marks.start;
+  const b = r.memory.marks["after ingest"];
+  if (!a || !b || accepted === 0) return [];
+  const rows: (string | number)[][] = [];
+  if (a.relayCpuS !== undefined && b.relayCpuS !== undefined)
+    rows.push([
+      "relay CPU per accepted event (µs)",
+      Math.round(((b.relayCpuS - a.relayCpuS) / accepted) * 1e6),
+    ]);
+  if (a.toolCpuS !== undefined && b.toolCpuS !== undefined)
+    rows.push(["load tool CPU per event (µs)", Math.round(((b.toolCpuS - a.toolCpuS) / accepted) * 1e6)]);
+  return rows;
+}
+
+/** The relay's CPU during the ingest per thread name, with what threads that ended used. */
+function threadTable(r: E2EResult, accepted: number): string | undefined {
+  const a = r.memory.marks.start;
+  const b = r.memory.marks["after ingest"];
+  if (!a?.threads || !b?.threads || a.relayCpuS === undefined || b.relayCpuS === undefined || accepted === 0)
+    return undefined;
+  const rows: [string, number][] = Object.keys(b.threads).map((k) => [
+    k,
+    b.threads![k]! - (a.threads![k] ?? 0),
+  ]);
+  const live = rows.reduce((n, [, s]) => n + s, 0);
+  rows.push(["(threads that ended)", Math.max(0, b.relayCpuS - a.relayCpuS - live)]);
+  rows.sort((x, y) => y[1] - x[1]);
+  return table(
+    ["thread", "CPU s", "µs per accepted event"],
+    rows.filter(([, s]) => s >= 0.01).map(([k, s]) => [k, round(s, 2), Math.round((s / accepted) * 1e6)]),
+  );
+}
+
 export function e2eTables(r: E2EResult): string {
   const out: string[] = [];
   const mb = (r.dataset.signedBytes / 2 ** 20).toFixed(1);
@@ -43,9 +78,12 @@ export function e2eTables(r: E2EResult): string {
             "OK latency p50 / p90 / p99 / max (ms)",
             `${i.okLatencyMs.p50} / ${i.okLatencyMs.p90} / ${i.okLatencyMs.p99} / ${i.okLatencyMs.max}`,
           ],
+          ...cpuPerEvent(r, i.accepted),
         ],
       ),
     );
+    const threads = threadTable(r, i.accepted);
+    if (threads) out.push("", "Relay CPU during the ingest, by thread:", "", threads);
   }
   const q = r.query;
   if (q) {

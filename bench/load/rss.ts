@@ -2,7 +2,7 @@
 // relay runs in-process (then the figure includes the load generator and the dataset too). Also
 // the CPU time used so far by the relay (/proc/PID/stat) and by this load tool, since both share
 // the machine's cores.
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 export interface MemReading {
   rssMB: number;
@@ -17,6 +17,8 @@ export interface MemReading {
   /** CPU seconds (user + system) used so far by the relay (/proc only) and by this process */
   relayCpuS?: number;
   toolCpuS?: number;
+  /** /proc only: CPU seconds so far of the relay's live threads, summed by thread name */
+  threads?: Record<string, number>;
 }
 
 const MB = 1024 * 1024;
@@ -65,6 +67,26 @@ function fromProc(pid: number): MemReading | undefined {
   }
 }
 
+/** CPU seconds of each live thread of `pid`, summed by thread name (threads that ended are gone). */
+function threadsOf(pid: number): Record<string, number> | undefined {
+  try {
+    const out: Record<string, number> = {};
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8").trim();
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+        const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        out[comm] = (out[comm] ?? 0) + (Number(f[11]) + Number(f[12])) / TICKS;
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
 export class MemSampler {
   private peak = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -99,6 +121,7 @@ export class MemSampler {
     if (r.fileMB !== undefined) m.fileMB = Math.round(r.fileMB);
     if (r.pssMB !== undefined) m.pssMB = Math.round(r.pssMB);
     if (r.relayCpuS !== undefined) m.relayCpuS = r.relayCpuS;
+    if (this.pid !== undefined) m.threads = threadsOf(this.pid);
     m.toolCpuS = Math.round(toolCpu() * 100) / 100;
     this.marks[label] = m;
   }

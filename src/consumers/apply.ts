@@ -107,7 +107,11 @@ export class ThreadApplier implements Applier {
   broken = false;
 
   constructor(path: string, names: readonly string[]) {
-    this.worker = new Worker(new URL("./worker.ts", import.meta.url), { workerData: { path, names } });
+    // Named, so per-thread CPU (top -H, /proc/PID/task) tells it from the verify threads.
+    this.worker = new Worker(new URL("./worker.ts", import.meta.url), {
+      workerData: { path, names },
+      name: "consumers",
+    });
     this.worker.on("message", (m: Applied) => {
       const w = this.waiting.get(m.n);
       if (!w) return;
