@@ -189,6 +189,38 @@ describe("restricted kinds (4 and 1059 by default)", () => {
     expect(stranger.frames.filter((f) => f[0] === "EVENT").length).toBe(0);
     for (const x of [pub, stranger, reader]) x.close();
   });
+
+  test("a restricted searchable kind is hidden from a search, stored or not yet indexed", async () => {
+    const r = start({ "auth.restrictedKinds": "4,1059,30023" });
+    const author = newKey();
+    const recipient = newKey();
+    const draft = signed(author, {
+      kind: 30023,
+      tags: [
+        ["d", "x"],
+        ["p", getPublicKey(recipient)],
+        ["title", "quarterly plans"],
+      ],
+      content: "private quarterly plans",
+    });
+    const note = signed(author, { kind: 1, content: "public quarterly plans" });
+    const pub = await RawClient.connect(r.url);
+    for (const e of [draft, note]) expect((await pub.publish(e))[2]).toBe(true);
+    const stranger = await RawClient.connect(r.url);
+    const reader = await RawClient.connect(r.url);
+    await auth(reader, recipient, r.url);
+    // Right after OK (the tail), then once the index covers both.
+    for (const round of [0, 1]) {
+      if (round === 1) await r.ctx.derived.runner.settle();
+      expect(await stranger.req(`s${round}`, { search: "quarterly plans" })).toEqual([note.id]);
+      expect((await reader.req(`r${round}`, { search: "quarterly plans" })).sort()).toEqual(
+        [draft.id, note.id].sort(),
+      );
+      stranger.send(["COUNT", `c${round}`, { search: "quarterly plans" }]);
+      expect((await stranger.next((f) => f[0] === "COUNT" && f[1] === `c${round}`))[2]).toEqual({ count: 1 });
+    }
+    for (const x of [pub, stranger, reader]) x.close();
+  });
 });
 
 describe("NIP-70 protected events", () => {

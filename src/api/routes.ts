@@ -194,6 +194,7 @@ function queryOptions(ctx: RelayContext, v: Visibility, req: Request): QueryOpti
     hidden: v.hidden,
     allow:
       v.restrictedKinds.length === 0 ? undefined : (json) => !v.restrictedKinds.includes(storedKind(json)),
+    restrictedKind: (k) => v.restrictedKinds.includes(k),
     cancelled: () => req.signal.aborted,
     search: ctx.derived.searcher,
   };

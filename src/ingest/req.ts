@@ -37,6 +37,7 @@ function queryOptions(
   return {
     hidden: ctx.expiration.hidden,
     allow: readRule(ctx, conn, filters),
+    restrictedKind: (kind) => c["auth.restrictedKinds"].includes(kind),
     hwm,
     defaultLimit: c["limits.defaultLimit"],
     maxLimit: c["limits.maxLimit"],

@@ -126,10 +126,11 @@ export function encodeBlocks(
   postings: FlatPostings,
   df: number,
   head?: { firstSerial: number; bytes: Uint8Array; header: BlockHeader },
+  blockBytes = BLOCK_BYTES,
 ): { firstSerial: number; bytes: Buffer }[] {
   const out: { firstSerial: number; bytes: Buffer }[] = [];
   const n = postings.length / POSTING_FIELDS;
-  let o = new Out(Math.min(BLOCK_BYTES + MAX_POSTING, (head ? head.bytes.length : HEADER) + n * 12));
+  let o = new Out(Math.min(blockBytes + MAX_POSTING, (head ? head.bytes.length : HEADER) + n * 12));
   let count = 0;
   let prev = 0;
   let first = -1;
@@ -146,9 +147,9 @@ export function encodeBlocks(
   };
   for (let i = 0; i < postings.length; i += POSTING_FIELDS) {
     const serial = postings[i]!;
-    if (o.at > HEADER && o.at + MAX_POSTING > BLOCK_BYTES) {
+    if (o.at > HEADER && o.at + MAX_POSTING > blockBytes) {
       close();
-      o = new Out(Math.min(BLOCK_BYTES + MAX_POSTING, HEADER + (postings.length - i) * 3));
+      o = new Out(Math.min(blockBytes + MAX_POSTING, HEADER + (postings.length - i) * 3));
       o.at = HEADER;
       count = 0;
       prev = 0;

@@ -16,6 +16,7 @@ import type { BinDb, Store } from "../store/store.ts";
 import { openDb } from "../store/store.ts";
 import type { BlockHeader, FlatPostings } from "./blocks.ts";
 import {
+  BLOCK_BYTES,
   blockKey,
   encodeBlocks,
   filterBlock,
@@ -66,6 +67,8 @@ export interface SearchSnapshot {
   totalLength: number;
   /** removed documents whose postings are still in the blocks of this snapshot */
   gone: Set<number>;
+  /** the same, ascending (walked beside postings, which come in serial order) */
+  goneSorted: Float64Array;
 }
 
 const BLOCK_FORMAT_VERSION = 1;
@@ -84,12 +87,15 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
   readonly goneSerials = new Set<number>();
   /** the same as readers see it: read from disk with the watermark it goes with */
   private readGone = new Set<number>();
+  private readGoneSorted = new Float64Array(0);
   private readGoneAt = "";
   /** set by the runner that feeds this consumer */
   tail: Tail<SearchView> = noTail;
 
   /** purge once this many removed documents wait (tests set it low) */
   purgeAt = PURGE_AT;
+  /** bytes a block is closed at (tests lower it to get many blocks from little data) */
+  blockBytes = BLOCK_BYTES;
 
   constructor(private readonly s: Store) {
     this.blocks = openDb(s, "search_blocks");
@@ -170,7 +176,8 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
       if (last) b.put(blockKey(prefix, last.firstSerial), withDf(last.bytes, df));
       return;
     }
-    for (const blk of encodeBlocks(add, df, last)) b.put(blockKey(prefix, blk.firstSerial), blk.bytes);
+    for (const blk of encodeBlocks(add, df, last, this.blockBytes))
+      b.put(blockKey(prefix, blk.firstSerial), blk.bytes);
   }
 
   /**
@@ -240,12 +247,13 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
     // take the list on disk that goes with the watermark they read.
     const at = w ? `${w.gen}/${w.serial}/${w.removal}` : "";
     if (at !== this.readGoneAt) {
-      const gone = new Set<number>();
-      for (const k of this.gone.getKeys({})) gone.add(readU64(k as Buffer, 0));
-      this.readGone = gone;
+      const sorted: number[] = [];
+      for (const k of this.gone.getKeys({})) sorted.push(readU64(k as Buffer, 0));
+      this.readGone = new Set(sorted);
+      this.readGoneSorted = Float64Array.from(sorted);
       this.readGoneAt = at;
     }
-    return { w, views, docs, totalLength, gone: this.readGone };
+    return { w, views, docs, totalLength, gone: this.readGone, goneSorted: this.readGoneSorted };
   }
 
   /** Documents containing the token, on disk (as of this moment's read snapshot). */

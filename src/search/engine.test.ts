@@ -21,7 +21,9 @@ import { closeStore, openStore } from "../store/store.ts";
 import { Writer } from "../store/writer.ts";
 import { BLOCK_BYTES, decodeBlock, tokenBounds, tokenPrefix } from "./blocks.ts";
 import type { SearchIndex } from "./consumer.ts";
+import { select } from "./engine.ts";
 import { matchSearch } from "./match.ts";
+import { PostingStream } from "./postings.ts";
 
 let dir: string;
 let s: Store;
@@ -277,6 +279,76 @@ describe("blocks", () => {
     expect((await ids({ search: "even tick4", since: T + 10, until: T + 50, limit: 5000 })).sort()).toEqual(
       oracle({ search: "even tick4", since: T + 10, until: T + 50 }),
     );
+    // One block per read and a yield every two: seeks cross read groups and turns.
+    PostingStream.groupSize = 1;
+    try {
+      for (const q of ["blockword tick5", "tick5 blockword odd", "even tick12", "odd"]) {
+        expect((await ids({ search: q, limit: 5000 })).sort()).toEqual(oracle({ search: q }));
+        expect(await count({ search: q })).toBe(oracle({ search: q }).length);
+      }
+    } finally {
+      PostingStream.groupSize = 32;
+    }
+  });
+});
+
+describe("many small blocks", () => {
+  test("intersections seek across block, read-group and turn boundaries exactly", async () => {
+    // A posting or two a block, a block a read: every step of a walk crosses a boundary.
+    ix.blockBytes = 64;
+    PostingStream.groupSize = 1;
+    try {
+      const vocab = ["zeta", "eta", "theta", "iota", "kappa", "lambda"];
+      let seed = 5;
+      const rand = (k: number) => {
+        seed = (seed * 1103515245 + 12345) % 2147483648;
+        return seed % k;
+      };
+      const docs = Array.from({ length: 500 }, () =>
+        ev(Array.from({ length: 1 + rand(5) }, () => vocab[rand(vocab.length)]).join(" "), {
+          created_at: T + rand(30),
+        }),
+      );
+      for (let i = 0; i < docs.length; i += 100) {
+        await put(...docs.slice(i, i + 100));
+        await apply();
+      }
+      expect(postingsOf("zeta").blocks).toBeGreaterThan(100);
+      for (const e of docs.filter((_, i) => i % 11 === 5)) await remove(e);
+      const queries = ["zeta", "zeta eta", "theta iota kappa", "lambda zeta", "eta kappa lambda iota"];
+      for (const applied of [false, true]) {
+        if (applied) await apply();
+        for (const q of queries) {
+          expect([q, (await ids({ search: q, limit: 1000 })).sort()]).toEqual([q, oracle({ search: q })]);
+          expect([q, await count({ search: q })]).toEqual([q, oracle({ search: q }).length]);
+          const f = { search: q, since: T + 5, until: T + 20 };
+          expect([q, (await ids({ ...f, limit: 1000 })).sort()]).toEqual([q, oracle(f)]);
+        }
+      }
+    } finally {
+      ix.blockBytes = BLOCK_BYTES;
+      PostingStream.groupSize = 32;
+    }
+  });
+});
+
+describe("ranking: selection of the cut", () => {
+  test("select() finds the value sorting puts at each position, duplicates and all", () => {
+    let seed = 11;
+    const rand = (k: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % k;
+    };
+    for (let round = 0; round < 300; round++) {
+      const n = 1 + rand(300);
+      const spread = 1 + rand(round % 2 === 0 ? 5 : 1000);
+      const values = Float64Array.from({ length: n }, () => rand(spread) / 7);
+      if (round % 3 === 1) values.sort(); // already sorted, and reversed below
+      if (round % 6 === 4) values.reverse();
+      const sorted = Float64Array.from(values).sort();
+      const at = rand(n);
+      expect([round, select(Float64Array.from(values), at)]).toEqual([round, sorted[at]!]);
+    }
   });
 });
 

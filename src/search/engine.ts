@@ -16,12 +16,13 @@ import { matchFilter } from "../nostr/filter.ts";
 import type { QueryOptions, Searcher, SearchHit } from "../store/query.ts";
 import type { Store } from "../store/store.ts";
 import { readEvent } from "../store/store.ts";
-import { BlockCursor, blockKey, readHeader, tokenBounds, tokenPrefix } from "./blocks.ts";
+import { tokenPrefix } from "./blocks.ts";
 import { idf, termScore } from "./bm25.ts";
 import type { SearchIndex } from "./consumer.ts";
-import { eventLanguages } from "./fields.ts";
+import { eventLanguages, SEARCH_FIELDS } from "./fields.ts";
 import type { SearchQuery } from "./parse.ts";
 import { parseSearch } from "./parse.ts";
+import { PostingStream } from "./postings.ts";
 
 interface Prepared {
   q: SearchQuery;
@@ -29,81 +30,160 @@ interface Prepared {
   rest: Filter;
   kinds: Set<number> | undefined;
   needsEvent: boolean;
+  /** the reader's access rule can refuse a searchable event */
+  checksAccess: boolean;
 }
 
-/** Candidates as parallel arrays, ascending by serial. */
-interface Candidates {
-  serial: number[];
-  time: number[];
-  length: number[];
-  score: number[];
+/**
+ * Candidates as parallel typed arrays, ascending by serial; `n` of them are set. Searches take
+ * them from a small pool and give them back: allocating tens of kilobytes of typed arrays per
+ * search (growing as it goes) cost more than the search itself until the JIT warmed up, and
+ * kept the collector busy after.
+ */
+class Candidates {
+  private static readonly pool: Candidates[] = [];
+  n = 0;
+  serial = new Float64Array(1024);
+  time = new Float64Array(1024);
+  score = new Float64Array(1024);
+  /** room for a copy of the scores or times, for selection */
+  scratch = new Float64Array(1024);
+
+  static take(): Candidates {
+    const c = Candidates.pool.pop() ?? new Candidates();
+    c.n = 0;
+    return c;
+  }
+
+  /** Back to the pool (a few, and none that grew past a few megabytes). */
+  release(): void {
+    if (Candidates.pool.length < 8 && this.serial.length <= 1 << 17) Candidates.pool.push(this);
+  }
+
+  push(serial: number, time: number, score: number): void {
+    if (this.n === this.serial.length) {
+      const grow = (a: Float64Array) => {
+        const b = new Float64Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.serial = grow(this.serial);
+      this.time = grow(this.time);
+      this.score = grow(this.score);
+      this.scratch = new Float64Array(this.score.length);
+    }
+    this.serial[this.n] = serial;
+    this.time[this.n] = time;
+    this.score[this.n++] = score;
+  }
 }
 
 const yieldTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
-const BLOCKS_PER_READ = 32;
 
-function prepare(f: Filter): Prepared | undefined {
+function prepare(f: Filter, o: QueryOptions): Prepared | undefined {
   if (f.search === undefined) return undefined;
   const q = parseSearch(f.search);
   if (q.words.length === 0) return undefined;
   const { search: _, ...rest } = f;
   const needsEvent =
     f.ids !== undefined || f.authors !== undefined || f.tags !== undefined || q.languages.length > 0;
-  return { q, rest, kinds: f.kinds && new Set(f.kinds), needsEvent };
+  // Restricted kinds (DMs, gift wraps) are not searchable: then the rule refuses no result, and
+  // ranking need not load every candidate to check it.
+  const restricted = o.restrictedKind;
+  const checksAccess = o.allow !== undefined && (!restricted || [...SEARCH_FIELDS.keys()].some(restricted));
+  return { q, rest, kinds: f.kinds && new Set(f.kinds), needsEvent, checksAccess };
 }
 
 /**
- * A token's stored blocks in serial order, read in groups so no read transaction is held across
- * turns; undefined when cancelled. Blocks whose last serial is below `from()` are not returned.
+ * Leapfrog intersection of the words' postings: the rarest word leads; every other word seeks to
+ * its serial, and a word that overshoots moves the lead on to where it landed. Kept out of the
+ * async code so that its loop is compiled early (it is most of a search's time).
  */
-async function* blocksOf(
-  ix: SearchIndex,
-  prefix: Uint8Array,
-  from: () => number,
-  o: QueryOptions,
-): AsyncGenerator<Uint8Array, boolean> {
-  let { start } = tokenBounds(prefix);
-  const { end } = tokenBounds(prefix);
-  for (;;) {
-    const got: Uint8Array[] = [];
-    let lastKey: Buffer | undefined;
-    let n = 0;
-    for (const { key, value } of ix.blocks.getRange({ start, end, limit: BLOCKS_PER_READ })) {
-      n++;
-      lastKey = key as Buffer;
-      const v = value as Buffer;
-      if (readHeader(v).lastSerial >= from()) got.push(Buffer.from(v));
+class Intersection {
+  private more: boolean;
+  /** the next entry of `excluded` that may be at or above the current serial */
+  private ex = 0;
+
+  constructor(
+    private readonly streams: PostingStream[],
+    private readonly idfs: number[],
+    private readonly avg: number,
+    /** serials above this come from the consumer's views, not the index */
+    private readonly stored: number,
+    private readonly only: {
+      since: number;
+      until: number;
+      kinds: Set<number> | undefined;
+      /** serials never to return, ascending */
+      excluded: Float64Array;
+      hidden: ((serial: number) => boolean) | undefined;
+    },
+  ) {
+    this.more = streams[0]!.next();
+  }
+
+  private visible(serial: number, kind: number, time: number): boolean {
+    const o = this.only;
+    if (time < o.since || time > o.until || (o.kinds && !o.kinds.has(kind))) return false;
+    const ex = o.excluded;
+    while (this.ex < ex.length && ex[this.ex]! < serial) this.ex++;
+    if (this.ex < ex.length && ex[this.ex] === serial) return false;
+    return !o.hidden?.(serial);
+  }
+
+  /** Adds matches to `c` until `blocks` index blocks were read; true when done. */
+  step(c: Candidates, blocks: number): boolean {
+    const streams = this.streams;
+    const lead = streams[0]!;
+    const k = streams.length;
+    for (const s of streams) s.blocksRead = 0;
+    let read = 0;
+    while (this.more && read < blocks) {
+      let target = lead.serial;
+      let i = 1;
+      while (i < k) {
+        const s = streams[i]!;
+        if (!s.seek(target)) return this.done();
+        if (s.serial === target) i++;
+        else if (!lead.seek(s.serial)) return this.done();
+        else {
+          target = lead.serial;
+          i = 1;
+        }
+      }
+      if (target > this.stored) return this.done();
+      if (this.visible(target, lead.kind, lead.createdAt)) {
+        let score = 0;
+        for (let w = 0; w < k; w++) score += termScore(this.idfs[w]!, streams[w]!.tf, lead.length, this.avg);
+        c.push(target, lead.createdAt, score);
+      }
+      this.more = lead.next();
+      read = 0;
+      for (const s of streams) read += s.blocksRead;
     }
-    for (const v of got) yield v;
-    if (!lastKey || n < BLOCKS_PER_READ) return true;
-    const k = Buffer.from(lastKey);
-    start = blockKey(k.subarray(0, k.length - 8), readU64Plus1(k));
-    if (start.compare(end) >= 0) return true;
-    await yieldTurn();
-    if (o.cancelled?.()) return false;
+    return !this.more;
+  }
+
+  private done(): boolean {
+    this.more = false;
+    return true;
   }
 }
 
-/** The key right after a block key (its first serial plus one). */
-function readU64Plus1(k: Buffer): number {
-  const at = k.length - 8;
-  return k.readUInt32BE(at) * 0x1_0000_0000 + k.readUInt32BE(at + 4) + 1;
-}
-
 /**
- * Every event containing all words, scored; undefined if cancelled. `hwm` bounds what is
- * visible; removed documents and events `hidden` (expired) are left out.
+ * Adds every event containing all words to `c`, scored; false if cancelled. `hwm` bounds what
+ * is visible; removed documents and events `hidden` (expired) are left out.
  */
 async function candidates(
   ix: SearchIndex,
   f: Filter,
   p: Prepared,
   o: QueryOptions,
-): Promise<Candidates | undefined> {
-  const empty: Candidates = { serial: [], time: [], length: [], score: [] };
+  c: Candidates,
+): Promise<boolean> {
   const since = f.since ?? 0;
   const until = f.until ?? Number.MAX_SAFE_INTEGER;
-  if (since > until || p.kinds?.size === 0) return empty;
+  if (since > until || p.kinds?.size === 0) return true;
   // Everything below is read from one snapshot: the watermark, the statistics and the views.
   const snap = ix.snapshot();
   const words = p.q.words.map((token) => ({
@@ -111,77 +191,52 @@ async function candidates(
     prefix: tokenPrefix(token),
     df: ix.docFrequency(snap, token),
   }));
-  if (words.some((w) => w.df <= 0)) return empty;
+  if (words.some((w) => w.df <= 0)) return true;
   words.sort((a, b) => a.df - b.df || (a.token < b.token ? -1 : a.token > b.token ? 1 : 0));
   const avg = snap.docs > 0 ? snap.totalLength / snap.docs : 1;
   const idfs = words.map((w) => idf(snap.docs, w.df));
-  const stored = snap.w?.serial ?? 0;
+  // A flush after this snapshot may add serials above the watermark: those come from the views.
+  const stored = Math.min(snap.w?.serial ?? 0, o.hwm);
   const removed = new Set<number>();
   for (const v of snap.views) for (const serial of v.removed.keys()) removed.add(serial);
   const kinds = p.kinds;
   const gone = snap.gone;
+  const hidden = o.hidden;
   const visible = (serial: number, kind: number, time: number): boolean =>
-    serial <= o.hwm &&
     time >= since &&
     time <= until &&
     (!kinds || kinds.has(kind)) &&
     !removed.has(serial) &&
     !gone.has(serial) &&
-    !o.hidden?.(serial);
-
-  // The rarest word's stored postings (a flush after this snapshot may add serials above it).
-  let c: Candidates = { serial: [], time: [], length: [], score: [] };
-  const gen0 = blocksOf(ix, words[0]!.prefix, () => 0, o);
-  for (;;) {
-    const r = await gen0.next();
-    if (r.done) {
-      if (!r.value) return undefined;
-      break;
-    }
-    const cur = new BlockCursor(r.value);
-    while (cur.next()) {
-      if (cur.serial > stored) break;
-      if (!visible(cur.serial, cur.kind, cur.createdAt)) continue;
-      c.serial.push(cur.serial);
-      c.time.push(cur.createdAt);
-      c.length.push(cur.length);
-      c.score.push(termScore(idfs[0]!, cur.tf, cur.length, avg));
-    }
+    !hidden?.(serial);
+  // Removed documents, ascending: the walk steps through them beside the postings.
+  let excluded = snap.goneSorted;
+  if (removed.size > 0) {
+    excluded = Float64Array.from([...snap.goneSorted, ...removed]);
+    excluded.sort();
   }
-  // Each further word keeps the candidates it also holds.
-  for (let i = 1; i < words.length && c.serial.length > 0; i++) {
-    const next: Candidates = { serial: [], time: [], length: [], score: [] };
-    let j = 0;
-    const gen = blocksOf(ix, words[i]!.prefix, () => c.serial[j] ?? Number.MAX_SAFE_INTEGER, o);
-    for (;;) {
-      const r = await gen.next();
-      if (r.done) {
-        if (!r.value) return undefined;
-        break;
-      }
-      const cur = new BlockCursor(r.value);
-      while (cur.next() && j < c.serial.length) {
-        if (cur.serial > stored) break;
-        while (j < c.serial.length && c.serial[j]! < cur.serial) j++;
-        if (j < c.serial.length && c.serial[j] === cur.serial) {
-          next.serial.push(cur.serial);
-          next.time.push(c.time[j]!);
-          next.length.push(c.length[j]!);
-          next.score.push(c.score[j]! + termScore(idfs[i]!, cur.tf, c.length[j]!, avg));
-          j++;
-        }
-      }
-      if (j >= c.serial.length) {
-        await gen.return(true);
-        break;
-      }
-    }
-    c = next;
+  const walk = new Intersection(
+    words.map((w) => new PostingStream(ix.blocks, w.prefix)),
+    idfs,
+    avg,
+    stored,
+    {
+      since,
+      until,
+      kinds,
+      excluded,
+      hidden,
+    },
+  );
+  // Two groups of blocks per word between yields of the turn.
+  while (!walk.step(c, 2 * PostingStream.groupSize)) {
+    await yieldTurn();
+    if (o.cancelled?.()) return false;
   }
   // Documents committed after the watermark, from the views (their serials are all above it).
   for (const v of snap.views)
     for (const [serial, doc] of v.docs) {
-      if (!visible(serial, doc.kind, doc.createdAt)) continue;
+      if (serial > o.hwm || !visible(serial, doc.kind, doc.createdAt)) continue;
       let score = 0;
       let all = true;
       for (let i = 0; i < words.length; i++) {
@@ -192,18 +247,14 @@ async function candidates(
         }
         score += termScore(idfs[i]!, tf, doc.length, avg);
       }
-      if (!all) continue;
-      c.serial.push(serial);
-      c.time.push(doc.createdAt);
-      c.length.push(doc.length);
-      c.score.push(score);
+      if (all) c.push(serial, doc.createdAt, score);
     }
-  return c;
+  return true;
 }
 
 /** The reader may see the event and it passes the filter's other conditions. */
 function admits(p: Prepared, json: string, o: QueryOptions): boolean {
-  if (o.allow && !o.allow(json)) return false;
+  if (p.checksAccess && o.allow && !o.allow(json)) return false;
   if (!p.needsEvent) return true;
   const e = JSON.parse(json) as NostrEvent;
   if (!matchFilter(p.rest, e)) return false;
@@ -212,17 +263,66 @@ function admits(p: Prepared, json: string, o: QueryOptions): boolean {
 }
 
 /**
+ * The value that would be at `at` if `a` (which is reordered) were sorted ascending: Hoare's
+ * selection, linear on average, where a full sort of thousands of scores per search was not.
+ */
+export function select(a: Float64Array, at: number): number {
+  let lo = 0;
+  let hi = a.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    // Median of three as the pivot keeps sorted and reversed input linear.
+    const x = a[lo]!;
+    const y = a[mid]!;
+    const z = a[hi]!;
+    const pivot = Math.max(Math.min(x, y), Math.min(Math.max(x, y), z));
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i]! < pivot) i++;
+      while (a[j]! > pivot) j--;
+      if (i <= j) {
+        const t = a[i]!;
+        a[i++] = a[j]!;
+        a[j--] = t;
+      }
+    }
+    if (at <= j) hi = j;
+    else if (at >= i) lo = i;
+    else return a[at]!;
+  }
+  return a[at]!;
+}
+
+/**
  * Candidate positions in rank order: score, then newer, then higher serial (the final order
  * breaks ties by id). When only the best `need` can be results, the rest are not sorted: every
- * candidate scoring at least the need-th best score is kept, ties included.
+ * candidate scoring above the need-th best score is kept, and of those tied with it the newest,
+ * down to the created_at that fills `need`, with its own ties.
  */
 function rankOrder(c: Candidates, need: number): number[] {
-  const n = c.serial.length;
-  let keep = Array.from(c.serial.keys());
-  if (n > need * 2 + 64) {
-    const sorted = Float64Array.from(c.score).sort();
-    const kth = sorted[n - need]!;
-    keep = keep.filter((k) => c.score[k]! >= kth);
+  const n = c.n;
+  const keep: number[] = [];
+  if (n <= need * 2 + 64) for (let k = 0; k < n; k++) keep.push(k);
+  else {
+    const scores = c.scratch.subarray(0, n);
+    scores.set(c.score.subarray(0, n));
+    const kth = select(scores, n - need);
+    const tied: number[] = [];
+    for (let k = 0; k < n; k++) {
+      const score = c.score[k]!;
+      if (score > kth) keep.push(k);
+      else if (score === kth) tied.push(k);
+    }
+    const room = need - keep.length;
+    if (tied.length <= room) keep.push(...tied);
+    else {
+      const cut = select(
+        Float64Array.from(tied, (k) => c.time[k]!),
+        tied.length - room,
+      );
+      for (const k of tied) if (c.time[k]! >= cut) keep.push(k);
+    }
   }
   return keep.sort(
     (a, b) => c.score[b]! - c.score[a]! || c.time[b]! - c.time[a]! || c.serial[b]! - c.serial[a]!,
@@ -237,12 +337,26 @@ async function searchFilter(
   limit: number,
   o: QueryOptions,
 ): Promise<SearchHit[] | undefined> {
-  const p = prepare(f);
+  const p = prepare(f, o);
   if (!p || limit === 0) return [];
-  const c = await candidates(ix, f, p, o);
-  if (!c) return undefined;
+  const c = Candidates.take();
+  try {
+    return (await candidates(ix, f, p, o, c)) ? await best(s, p, c, limit, o) : undefined;
+  } finally {
+    c.release();
+  }
+}
+
+/** The best `limit` candidates the reader may see, loaded; undefined if cancelled. */
+async function best(
+  s: Store,
+  p: Prepared,
+  c: Candidates,
+  limit: number,
+  o: QueryOptions,
+): Promise<SearchHit[] | undefined> {
   // A little slack: an event removed since the snapshot is skipped when loaded.
-  const order = rankOrder(c, p.needsEvent || o.allow ? c.serial.length : limit * 2 + 16);
+  const order = rankOrder(c, p.needsEvent || p.checksAccess ? c.n : limit * 2 + 16);
   const hits: (SearchHit & { score: number })[] = [];
   let cutScore = Number.NaN;
   let cutTime = Number.NaN;
@@ -278,14 +392,28 @@ async function searchCount(
   seen: Set<number>,
   o: QueryOptions,
 ): Promise<boolean> {
-  const p = prepare(f);
+  const p = prepare(f, o);
   if (!p) return true;
-  const c = await candidates(ix, f, p, o);
-  if (!c) return false;
+  const c = Candidates.take();
+  try {
+    return (await candidates(ix, f, p, o, c)) && (await countInto(s, p, c, seen, o));
+  } finally {
+    c.release();
+  }
+}
+
+async function countInto(
+  s: Store,
+  p: Prepared,
+  c: Candidates,
+  seen: Set<number>,
+  o: QueryOptions,
+): Promise<boolean> {
   let sinceYield = 0;
-  for (const serial of c.serial) {
+  for (let k = 0; k < c.n; k++) {
+    const serial = c.serial[k]!;
     if (seen.has(serial)) continue;
-    if (p.needsEvent || o.allow) {
+    if (p.needsEvent || p.checksAccess) {
       if (++sinceYield >= o.yieldEvery) {
         sinceYield = 0;
         await yieldTurn();

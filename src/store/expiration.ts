@@ -45,6 +45,7 @@ export class Expiration implements Indexer {
 
   /** True when the stored event has expired (readers must not see it even before the purge). */
   readonly hidden = (serial: number): boolean => {
+    if (this.bySerial.size === 0) return false;
     const t = this.bySerial.get(serial);
     return t !== undefined && t <= Date.now() / 1000;
   };

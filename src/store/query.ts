@@ -44,6 +44,8 @@ export interface QueryOptions {
   hidden?: (serial: number) => boolean;
   /** per-reader access rule on the stored JSON (it should parse only what it must) */
   allow?: (json: string) => boolean;
+  /** `allow` only ever refuses events of kinds for which this is true (undefined: any kind) */
+  restrictedKind?: (kind: number) => boolean;
   /** answers filters with `search`; without it they match nothing */
   search?: Searcher;
 }
