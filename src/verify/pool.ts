@@ -82,6 +82,10 @@ export class VerifyPool {
     }
   }
 
+  /** batches sent to the threads, and the events in them (their ratio is the batch size) */
+  batches = 0;
+  batchedEvents = 0;
+
   /** Events submitted and not yet answered; ingest can use it for backpressure. */
   get pending(): number {
     return this.waitingCount;
@@ -139,6 +143,8 @@ export class VerifyPool {
       }
       this.waitingEvents -= batch.length;
       this.busy++;
+      this.batches++;
+      this.batchedEvents += batch.length;
       const run = this.runBatch(piscina, batch, segments).finally(() => {
         this.running.delete(run);
         this.busy--;
