@@ -118,6 +118,8 @@ export class ConsumerRunner {
   private open: Gen;
   private readonly sealed: Gen[] = [];
   private flushing: Promise<void> | null = null;
+  /** removal records up to this seq are trimmed (or asked to be) */
+  private trimmedThrough = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
   private batches = 0;
   private lastApplyMs = 0;
@@ -208,6 +210,7 @@ export class ConsumerRunner {
       gen = Math.max(gen, w!.gen);
     }
     if (this.consumers.length > 0) s.env.transactionSync(() => trimRemovals(s.removals, s.lastRemoval));
+    this.trimmedThrough = s.lastRemoval;
     this.diskSerial = s.lastSerial;
     this.open = new Gen(gen + 1, this.consumers, s.lastSerial, s.lastRemoval);
   }
@@ -323,9 +326,13 @@ export class ConsumerRunner {
       this.diskSerial = g.maxSerial;
       this.batches++;
       this.lastApplyMs = performance.now() - started;
-      // Every consumer has passed these removal records; the log's own writer drops them later.
+      // Every consumer has passed these removal records: drop them (a write transaction on the
+      // log, so only when there are some; otherwise it would delay the writer's next batch).
       const through = g.maxSeq;
-      void this.store.env.transaction(() => trimRemovals(this.store.removals, through)).catch(() => {});
+      if (through > this.trimmedThrough) {
+        this.trimmedThrough = through;
+        void this.store.env.transaction(() => trimRemovals(this.store.removals, through)).catch(() => {});
+      }
     } catch (e) {
       // The batch stays sealed and is tried again at the next tick, before anything newer.
       this.log(`consumers: could not apply a batch of ${g.live} events: ${(e as Error).message}`);

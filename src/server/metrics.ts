@@ -93,9 +93,12 @@ export function renderMetrics(ctx: RelayContext): string {
   x.metric("relay_verify_batches_total", "counter", "Batches sent to the verify threads.", [
     [{}, ctx.verifyPool.batches],
   ]);
-  x.metric("relay_verify_batched_events_total", "counter", "Events in the batches sent to the verify threads.", [
-    [{}, ctx.verifyPool.batchedEvents],
-  ]);
+  x.metric(
+    "relay_verify_batched_events_total",
+    "counter",
+    "Events in the batches sent to the verify threads.",
+    [[{}, ctx.verifyPool.batchedEvents]],
+  );
   x.metric("relay_verify_pending", "gauge", "Events waiting for verification.", [
     [{}, ctx.verifyPool.pending],
   ]);
