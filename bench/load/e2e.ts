@@ -15,11 +15,15 @@ import type { MemReading } from "./rss.ts";
 import { MemSampler } from "./rss.ts";
 import type { SearchResult } from "./search.ts";
 import { buildSearches, runSearches } from "./search.ts";
+import type { Settled } from "./settle.ts";
+import { settle } from "./settle.ts";
 
 export interface E2EResult {
   url: string;
   dataset: { events: number; authors: number; seed: number; signedBytes: number };
   ingest?: IngestResult;
+  /** the relay's derived indexes catching up after the ingest (unless --no-settle) */
+  settled?: Settled;
   query?: QueryResult;
   count?: CountResult;
   search?: SearchResult;
@@ -62,6 +66,10 @@ export async function runE2E(
         timeoutMs: a.timeoutMs,
       });
       mem.mark("after ingest");
+      if (a.settle) {
+        out.settled = await settle(url, a.timeoutMs);
+        if (out.settled.reported) mem.mark("after catch-up");
+      }
     }
     if (a.phases.includes("query")) {
       log(`query: ${a.queries} REQs over ${a.connections} connections, ${a.inflight} in flight each`);

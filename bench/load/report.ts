@@ -15,12 +15,24 @@ export function machine(): Record<string, string | number> {
   };
 }
 
-/** Rows with the CPU each accepted event cost the relay and the load tool during the ingest. */
+/** Where the ingest's CPU accounting ends: once the derived indexes caught up, when waited for. */
+const ingestEnd = (r: E2EResult): MemReading | undefined =>
+  r.memory.marks["after catch-up"] ?? r.memory.marks["after ingest"];
+
+/**
+ * Rows with the CPU each accepted event cost the relay (including its derived indexes catching
+ * up, when the run waited for them) and the load tool.
+ */
 function cpuPerEvent(r: E2EResult, accepted: number): (string | number)[][] {
   const a = r.memory.marks.start;
-  const b = r.memory.marks["after ingest"];
+  const b = ingestEnd(r);
   if (!a || !b || accepted === 0) return [];
   const rows: (string | number)[][] = [];
+  if (r.settled?.reported)
+    rows.push([
+      "derived indexes caught up after the last OK (s)",
+      `${round(r.settled.seconds, 2)}${r.settled.timedOut ? " (timed out)" : ""}`,
+    ]);
   if (a.relayCpuS !== undefined && b.relayCpuS !== undefined)
     rows.push([
       "relay CPU per accepted event (µs)",
@@ -34,7 +46,7 @@ function cpuPerEvent(r: E2EResult, accepted: number): (string | number)[][] {
 /** The relay's CPU during the ingest per thread name, with what threads that ended used. */
 function threadTable(r: E2EResult, accepted: number): string | undefined {
   const a = r.memory.marks.start;
-  const b = r.memory.marks["after ingest"];
+  const b = ingestEnd(r);
   if (!a?.threads || !b?.threads || a.relayCpuS === undefined || b.relayCpuS === undefined || accepted === 0)
     return undefined;
   const rows: [string, number][] = Object.keys(b.threads).map((k) => [
@@ -83,7 +95,13 @@ export function e2eTables(r: E2EResult): string {
       ),
     );
     const threads = threadTable(r, i.accepted);
-    if (threads) out.push("", "Relay CPU during the ingest, by thread:", "", threads);
+    if (threads)
+      out.push(
+        "",
+        `Relay CPU during the ingest${r.settled?.reported ? " and the catch-up" : ""}, by thread:`,
+        "",
+        threads,
+      );
   }
   const q = r.query;
   if (q) {
