@@ -1,6 +1,7 @@
 // Both Schnorr backends against the official BIP-340 vectors and against each other on nostr
 // events; native cases are skipped, and say so in their names, when libsecp256k1 is absent.
 import { describe, expect, test } from "bun:test";
+import { secp256k1 } from "@noble/curves/secp256k1.js";
 import { BIP340_VECTORS } from "../../test/fixtures/bip340-vectors.ts";
 import { mixedCases, signedEvents } from "../../test/fixtures/signed-events.ts";
 import { loadNativeBackend, probeNativeBackend } from "./native.ts";
@@ -51,6 +52,46 @@ describe("backends agree on nostr events", () => {
     const v = BIP340_VECTORS[5]!;
     for (let i = 0; i < 100; i++)
       expect(native!.verify(hex(v.signature), hex(v.message), hex(v.pubkey))).toBe(false);
+  });
+});
+
+describe("libsecp256k1's cache of parsed keys", () => {
+  // Keys that differ only in their last byte share a cache slot (it is chosen by the first bytes).
+  const v = BIP340_VECTORS[1]!;
+  const [sig, msg, pub] = [hex(v.signature), hex(v.message), hex(v.pubkey)];
+  const variant = (onCurve: boolean): Buffer => {
+    for (let b = 0; b < 256; b++) {
+      const k = Buffer.from(pub);
+      k[31] = b;
+      if (k.equals(pub)) continue;
+      let ok = true;
+      try {
+        secp256k1.Point.fromHex(`02${k.toString("hex")}`);
+      } catch {
+        ok = false;
+      }
+      if (ok === onCurve) return k;
+    }
+    throw new Error("no variant found");
+  };
+
+  nativeTest(`${NATIVE}: another key or an invalid one in the same slot never answers for the first`, () => {
+    const other = variant(true);
+    const invalid = variant(false);
+    for (let round = 0; round < 3; round++) {
+      expect(native!.verify(sig, msg, pub)).toBe(true);
+      expect(native!.verify(sig, msg, other)).toBe(false);
+      expect(native!.verify(sig, msg, pub)).toBe(true);
+      expect(native!.verify(sig, msg, invalid)).toBe(false);
+      expect(native!.verify(sig, msg, invalid)).toBe(false);
+      expect(native!.verify(sig, msg, pub)).toBe(true);
+    }
+  });
+
+  nativeTest(`${NATIVE}: many authors, each verified twice, get the same verdicts as noble`, () => {
+    const cases = mixedCases(signedEvents(40));
+    for (let pass = 0; pass < 2; pass++)
+      for (const c of cases) expect([c.label, verifyEvent(c.event, native!)]).toEqual([c.label, c.expected]);
   });
 });
 

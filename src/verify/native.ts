@@ -1,6 +1,6 @@
 // BIP-340 verification through libsecp256k1 via bun:ffi, several times faster than noble.
 // Optional: when no usable library is found the loader returns undefined and callers keep noble.
-import { dlopen, FFIType, ptr } from "bun:ffi";
+import { dlopen, FFIType, type Pointer, ptr } from "bun:ffi";
 import type { SchnorrBackend } from "./verify.ts";
 
 // SECP256K1_CONTEXT_VERIFY. Deprecated (same as NONE) since 0.2.0, but pre-0.2.0 builds call the
@@ -47,12 +47,20 @@ export const NATIVE_CANDIDATES: readonly string[] =
         "/usr/local/lib/libsecp256k1.so",
       ];
 
-// Scratch layout: sig | msg | pubkey bytes | parsed secp256k1_xonly_pubkey (opaque, 64 bytes).
+// Scratch layout: sig | msg.
 const SIG = 0;
 const MSG = 64;
-const PUB = 96;
-const XONLY = 128;
-const SCRATCH_BYTES = 192;
+const SCRATCH_BYTES = 96;
+
+// Parsed public keys, kept so an author seen before costs no secp256k1_xonly_pubkey_parse: that
+// call decompresses the point (a field square root), ~5.5 µs of the ~42 µs a verification takes
+// on the machine in docs/performance.md, and relays see the same authors over and over. A
+// direct-mapped table: slot = low bits of the key (x coordinates are uniform; a crafted
+// collision only costs a parse), each slot the key's 32 bytes then libsecp256k1's 64-byte
+// secp256k1_xonly_pubkey, which its documentation says may be copied and moved freely.
+const CACHE_SLOTS = 1 << 14;
+const SLOT_BYTES = 96;
+const SLOT_PARSED = 32;
 
 // BIP-340 test vector 1, run once after loading so a library that loads but computes something
 // else (wrong ABI, broken build) is refused instead of silently rejecting or accepting events.
@@ -75,27 +83,52 @@ function open(path: string): SchnorrBackend {
     lib.close();
     throw new Error("secp256k1_context_create returned NULL");
   }
-  // Backed by a standalone ArrayBuffer, whose storage the GC never moves, so the raw pointers
-  // taken once here stay valid; the closure below keeps `scratch` (and `lib`) reachable for as
-  // long as the backend is, and the context is deliberately never destroyed.
+  // Backed by standalone ArrayBuffers, whose storage the GC never moves, so the raw pointers
+  // taken once here stay valid; the closure below keeps them (and `lib`) reachable for as long
+  // as the backend is, and the context is deliberately never destroyed.
   const scratch = new Uint8Array(new ArrayBuffer(SCRATCH_BYTES));
   const sigPtr = ptr(scratch, SIG);
   const msgPtr = ptr(scratch, MSG);
-  const pubPtr = ptr(scratch, PUB);
-  const xonlyPtr = ptr(scratch, XONLY);
+  const slots = new Uint8Array(new ArrayBuffer(CACHE_SLOTS * SLOT_BYTES));
+  const slotsPtr = ptr(slots);
+  /** 1 where a slot holds a key that parsed */
+  const filled = new Uint8Array(CACHE_SLOTS);
+
+  /** Address of the parsed form of `pubkey`, parsing it into its slot on a miss; 0 if invalid. */
+  const parsed = (pubkey: Uint8Array): Pointer | 0 => {
+    const slot = (pubkey[0]! | (pubkey[1]! << 8)) & (CACHE_SLOTS - 1);
+    const at = slot * SLOT_BYTES;
+    if (filled[slot] === 1) {
+      let same = true;
+      for (let k = 0; k < 32; k++)
+        if (slots[at + k] !== pubkey[k]) {
+          same = false;
+          break;
+        }
+      if (same) return (slotsPtr + at + SLOT_PARSED) as Pointer;
+    }
+    slots.set(pubkey, at);
+    // Must succeed before verify: an unparsed (zeroed or stale) key struct trips the library's
+    // argument check, whose default handler aborts the whole process.
+    const key = (slotsPtr + at + SLOT_PARSED) as Pointer;
+    if (secp256k1_xonly_pubkey_parse(ctx, key, (slotsPtr + at) as Pointer) !== 1) {
+      filled[slot] = 0;
+      return 0;
+    }
+    filled[slot] = 1;
+    return key;
+  };
 
   const backend: SchnorrBackend = {
     name: "libsecp256k1",
     verify(sig, msg, pubkey) {
       try {
         if (sig.length !== 64 || msg.length !== 32 || pubkey.length !== 32) return false;
-        scratch.set(pubkey, PUB);
-        // Must succeed before verify: an unparsed (zeroed or stale) key struct trips the
-        // library's argument check, whose default handler aborts the whole process.
-        if (secp256k1_xonly_pubkey_parse(ctx, xonlyPtr, pubPtr) !== 1) return false;
+        const key = parsed(pubkey);
+        if (key === 0) return false;
         scratch.set(sig, SIG);
         scratch.set(msg, MSG);
-        return secp256k1_schnorrsig_verify(ctx, sigPtr, msgPtr, 32, xonlyPtr) === 1;
+        return secp256k1_schnorrsig_verify(ctx, sigPtr, msgPtr, 32, key) === 1;
       } catch {
         return false;
       }
