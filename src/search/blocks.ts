@@ -6,26 +6,39 @@
 //   search_gone    serial 8                                    → its tokens, NUL-separated
 //   search_meta    "stats"                                     → documents 8 | total length 8
 //
-//   block:  format 1 (=1) | count 4 | df 4 | last serial 8 | postings…
+//   block:  format 1 (=2) | count 4 | df 4 | last serial 8 | base serial 8 | 0 × 7   (32 bytes)
+//           then count postings as columns, each little-endian:
+//           created_at f64 × count | serial − base u32 × count | document length u32 × count |
+//           tf u16 × count | kind u16 × count
 //     count        postings in this block
 //     df           documents containing the token over all its blocks; kept in its last block
 //     last serial  the block's highest serial (blocks are skipped without decoding)
-//     posting      varint(serial − previous serial) varint(tf) varint(document length)
-//                  varint(kind) varint(created_at); "previous" is 0 at the start of a block
+//     base serial  what the serial column counts from
 //
-// Varints are unsigned LEB128 (7 bits a byte, low group first), exact up to 2^53. Postings are
-// in serial order within a block and blocks in serial order under a token; the first-serial in
-// a key is a lower bound of the block's serials (a purge may remove its first posting).
-// A removed document leaves its postings in place, listed in search_gone (readers skip them)
-// until a purge rewrites the blocks that hold them, many removed documents at a time.
-// A token is at most MAX_TOKEN code points (≤ 160 UTF-8 bytes), so one length byte suffices,
-// and the length prefix keeps `nost` from being a key prefix of `nostr`.
+// Why columns of fixed width, where the first format packed varints: a search walks tens of
+// thousands of postings, and decoding five varints per posting to step past it was most of
+// its time. Here a step reads one u32; the other fields are read only for the documents that
+// hold every word, and a seek inside a block is a binary search. The header keeps the columns
+// 8-byte aligned, so a reader that copies a block to an aligned offset reads them through typed
+// arrays (little-endian, as are all the platforms Bun runs on). Postings are in serial order
+// within a block and blocks in serial order under a token; the first-serial in a key is a lower
+// bound of the block's serials (a purge may remove its first posting). A removed document
+// leaves its postings in place, listed in search_gone (readers skip them) until a purge
+// rewrites the blocks that hold them, many removed documents at a time. A token is at most
+// MAX_TOKEN code points (≤ 160 UTF-8 bytes), so one length byte suffices, and the length prefix
+// keeps `nost` from being a key prefix of `nostr`. tf is capped at 65,535 when a document is
+// analysed (fields.ts), on both the indexed and the not-yet-indexed path.
 import { readU64, serialKey } from "../store/keys.ts";
 
-export const FORMAT = 1;
-export const HEADER = 17;
+export const FORMAT = 2;
+export const HEADER = 32;
+/** bytes of one posting over the five columns */
+export const POSTING_BYTES = 20;
 /** A block is closed once appending would take it past this many bytes. */
 export const BLOCK_BYTES = 4000;
+/** the largest serial − base a block holds */
+const MAX_OFFSET = 0xffffffff;
+export const MAX_TF = 0xffff;
 
 export interface Posting {
   serial: number;
@@ -74,53 +87,71 @@ export function readHeader(v: Uint8Array): BlockHeader {
   };
 }
 
-function writeHeader(b: Buffer, h: BlockHeader): void {
-  b[0] = FORMAT;
-  b.writeUInt32BE(h.count, 1);
-  b.writeUInt32BE(Math.min(h.df, 0xffffffff), 5);
-  serialKey(h.lastSerial).copy(b, 9);
-}
+/** The base serial of a block (its serial column counts from it). */
+export const readBase = (v: Uint8Array): number => readU64(v, 17);
 
-/** Growable byte output for varints. */
-class Out {
-  buf: Buffer;
-  at: number;
-  constructor(size: number) {
-    this.buf = Buffer.allocUnsafe(Math.max(size, 64));
-    this.at = 0;
-  }
-  private room(n: number): void {
-    if (this.at + n <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.at + n));
-    this.buf.copy(next, 0, 0, this.at);
-    this.buf = next;
-  }
-  bytes(b: Uint8Array): void {
-    this.room(b.length);
-    this.buf.set(b, this.at);
-    this.at += b.length;
-  }
-  varint(n: number): void {
-    this.room(8);
-    while (n >= 0x80) {
-      this.buf[this.at++] = (n % 0x80) | 0x80;
-      n = Math.floor(n / 0x80);
-    }
-    this.buf[this.at++] = n;
-  }
+/** Where each column of a block of `count` postings starts, from the block's first byte. */
+export function columns(count: number): {
+  time: number;
+  serial: number;
+  length: number;
+  tf: number;
+  kind: number;
+} {
+  const time = HEADER;
+  const serial = time + 8 * count;
+  const length = serial + 4 * count;
+  const tf = length + 4 * count;
+  return { time, serial, length, tf, kind: tf + 2 * count };
 }
-
-/** Upper bound of a posting's encoded size: 5 varints, serial delta and created_at up to 8 bytes. */
-const MAX_POSTING = 8 + 5 + 5 + 3 + 8;
 
 /** Postings to encode, flat: serial, tf, length, kind, created_at for each, ascending serials. */
 export type FlatPostings = number[];
 export const POSTING_FIELDS = 5;
 
+/** One block of `n` postings taken from flat postings `p` at `from`. */
+function encodeBlock(p: FlatPostings, from: number, n: number, df: number): Buffer {
+  const b = Buffer.alloc(HEADER + n * POSTING_BYTES);
+  const base = p[from]!;
+  b[0] = FORMAT;
+  b.writeUInt32BE(n, 1);
+  b.writeUInt32BE(Math.max(0, Math.min(df, 0xffffffff)), 5);
+  serialKey(p[from + (n - 1) * POSTING_FIELDS]!).copy(b, 9);
+  serialKey(base).copy(b, 17);
+  const c = columns(n);
+  for (let i = 0; i < n; i++) {
+    const at = from + i * POSTING_FIELDS;
+    b.writeDoubleLE(p[at + 4]!, c.time + 8 * i);
+    b.writeUInt32LE(p[at]! - base, c.serial + 4 * i);
+    b.writeUInt32LE(p[at + 2]!, c.length + 4 * i);
+    b.writeUInt16LE(Math.min(p[at + 1]!, MAX_TF), c.tf + 2 * i);
+    b.writeUInt16LE(p[at + 3]!, c.kind + 2 * i);
+  }
+  return b;
+}
+
+/** A block's postings, flat (the inverse of encodeBlock). */
+function flatten(v: Uint8Array, out: FlatPostings = []): FlatPostings {
+  const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+  const n = readHeader(v).count;
+  const base = readBase(v);
+  const c = columns(n);
+  for (let i = 0; i < n; i++)
+    out.push(
+      base + b.readUInt32LE(c.serial + 4 * i),
+      b.readUInt16LE(c.tf + 2 * i),
+      b.readUInt32LE(c.length + 4 * i),
+      b.readUInt16LE(c.kind + 2 * i),
+      b.readDoubleLE(c.time + 8 * i),
+    );
+  return out;
+}
+
 /**
- * Encodes postings into blocks of at most about BLOCK_BYTES, continuing `head` (an existing
- * block, whose postings all precede these) when given. Every block gets `df` in its header; only
- * the last one's counts. The first block returned is `head`.
+ * Encodes postings into blocks of at most about `blockBytes`, continuing `head` (an existing
+ * block, whose postings all precede these) when given: its postings and these are written
+ * again as one run. Every block gets `df` in its header; only the last one's counts. The first
+ * block returned starts at `head`'s first serial.
  */
 export function encodeBlocks(
   postings: FlatPostings,
@@ -128,43 +159,21 @@ export function encodeBlocks(
   head?: { firstSerial: number; bytes: Uint8Array; header: BlockHeader },
   blockBytes = BLOCK_BYTES,
 ): { firstSerial: number; bytes: Buffer }[] {
+  // A full head stays as it is (only the last block's df is read); the postings start a block.
+  const perBlock = Math.max(1, Math.floor((blockBytes - HEADER) / POSTING_BYTES));
+  if (head && head.header.count >= perBlock) head = undefined;
+  const all = head ? flatten(head.bytes).concat(postings) : postings;
   const out: { firstSerial: number; bytes: Buffer }[] = [];
-  const n = postings.length / POSTING_FIELDS;
-  let o = new Out(Math.min(blockBytes + MAX_POSTING, (head ? head.bytes.length : HEADER) + n * 12));
-  let count = 0;
-  let prev = 0;
-  let first = -1;
-  if (head) {
-    o.bytes(head.bytes);
-    count = head.header.count;
-    prev = head.header.lastSerial;
-    first = head.firstSerial;
-  } else o.at = HEADER;
-  const close = () => {
-    const b = o.buf.subarray(0, o.at);
-    writeHeader(b, { count, df, lastSerial: prev });
-    out.push({ firstSerial: first, bytes: b });
-  };
-  for (let i = 0; i < postings.length; i += POSTING_FIELDS) {
-    const serial = postings[i]!;
-    if (o.at > HEADER && o.at + MAX_POSTING > blockBytes) {
-      close();
-      o = new Out(Math.min(blockBytes + MAX_POSTING, HEADER + (postings.length - i) * 3));
-      o.at = HEADER;
-      count = 0;
-      prev = 0;
-      first = -1;
-    }
-    if (first < 0) first = serial;
-    o.varint(serial - prev);
-    o.varint(postings[i + 1]!);
-    o.varint(postings[i + 2]!);
-    o.varint(postings[i + 3]!);
-    o.varint(postings[i + 4]!);
-    prev = serial;
-    count++;
+  const total = all.length / POSTING_FIELDS;
+  let i = 0;
+  while (i < total) {
+    const base = all[i * POSTING_FIELDS] ?? 0;
+    let n = 0;
+    while (i + n < total && n < perBlock && all[(i + n) * POSTING_FIELDS]! - base <= MAX_OFFSET) n++;
+    const firstSerial = out.length === 0 && head ? head.firstSerial : base;
+    out.push({ firstSerial, bytes: encodeBlock(all, i * POSTING_FIELDS, n, df) });
+    i += n;
   }
-  if (count > 0 || head) close();
   return out;
 }
 
@@ -176,93 +185,37 @@ export function withDf(v: Uint8Array, df: number): Buffer {
 }
 
 /**
- * A copy of a block without the postings whose serial `drop` names (their bytes copied, the
- * serial deltas of the kept ones re-encoded), or undefined when it holds none of them.
+ * A copy of a block without the postings whose serial `drop` names, or undefined when it holds
+ * none of them. The copy keeps the block's base serial; an emptied block keeps only its header.
  */
 export function filterBlock(v: Uint8Array, drop: (serial: number) => boolean): Buffer | undefined {
   const h = readHeader(v);
-  const o = new Out(v.length);
-  o.at = HEADER;
-  let at = HEADER;
-  let serial = 0;
-  let prevKept = 0;
-  let kept = 0;
-  let lastKept = 0;
-  const skip = () => {
-    while (v[at++]! >= 0x80);
-  };
-  for (let i = 0; i < h.count; i++) {
-    let b = v[at++]!;
-    let delta = b & 0x7f;
-    for (let mul = 0x80; b >= 0x80; mul *= 0x80) {
-      b = v[at++]!;
-      delta += (b & 0x7f) * mul;
-    }
-    serial += delta;
-    const from = at;
-    skip();
-    skip();
-    skip();
-    skip();
-    if (drop(serial)) continue;
-    o.varint(serial - prevKept);
-    o.bytes(v.subarray(from, at));
-    prevKept = serial;
-    lastKept = serial;
-    kept++;
+  const all = flatten(v);
+  const kept: FlatPostings = [];
+  for (let i = 0; i < all.length; i += POSTING_FIELDS)
+    if (!drop(all[i]!)) for (let f = 0; f < POSTING_FIELDS; f++) kept.push(all[i + f]!);
+  if (kept.length === all.length) return undefined;
+  if (kept.length === 0) {
+    const b = Buffer.from(v.subarray(0, HEADER));
+    b.writeUInt32BE(0, 1);
+    serialKey(0).copy(b, 9);
+    return b;
   }
-  if (kept === h.count) return undefined;
-  const b = o.buf.subarray(0, o.at);
-  writeHeader(b, { count: kept, df: h.df, lastSerial: kept > 0 ? lastKept : 0 });
-  return b;
+  return encodeBlock(kept, 0, kept.length / POSTING_FIELDS, h.df);
 }
 
-/** Walks the postings of one block without allocating: fields are updated by next(). */
-export class BlockCursor {
-  serial = 0;
-  tf = 0;
-  length = 0;
-  kind = 0;
-  createdAt = 0;
-  private at = HEADER;
-  private left: number;
-
-  constructor(private readonly v: Uint8Array) {
-    this.left = readHeader(v).count;
-  }
-
-  private varint(): number {
-    const v = this.v;
-    let b = v[this.at++]!;
-    if (b < 0x80) return b;
-    let n = b & 0x7f;
-    let mul = 0x80;
-    for (;;) {
-      b = v[this.at++]!;
-      n += (b & 0x7f) * mul;
-      if (b < 0x80) return n;
-      mul *= 0x80;
-    }
-  }
-
-  next(): boolean {
-    if (this.left === 0) return false;
-    this.left--;
-    this.serial += this.varint();
-    this.tf = this.varint();
-    this.length = this.varint();
-    this.kind = this.varint();
-    this.createdAt = this.varint();
-    return true;
-  }
-}
-
-/** Every posting of a block (for tests and tools; readers walk a BlockCursor). */
+/** Every posting of a block (for tests and tools; searches read the columns in place). */
 export function decodeBlock(v: Uint8Array): Posting[] {
-  const c = new BlockCursor(v);
+  const flat = flatten(v);
   const out: Posting[] = [];
-  while (c.next())
-    out.push({ serial: c.serial, tf: c.tf, length: c.length, kind: c.kind, createdAt: c.createdAt });
+  for (let i = 0; i < flat.length; i += POSTING_FIELDS)
+    out.push({
+      serial: flat[i]!,
+      tf: flat[i + 1]!,
+      length: flat[i + 2]!,
+      kind: flat[i + 3]!,
+      createdAt: flat[i + 4]!,
+    });
   return out;
 }
 

@@ -21,6 +21,7 @@ import {
   encodeBlocks,
   filterBlock,
   keyFirstSerial,
+  MAX_TF,
   POSTING_FIELDS,
   readHeader,
   readStats,
@@ -31,6 +32,7 @@ import {
   withDf,
 } from "./blocks.ts";
 import { eventTokens } from "./fields.ts";
+import { type BlockView, VIEW_ENCODER } from "./postings.ts";
 import { TOKENIZER_VERSION } from "./tokenize.ts";
 
 /** An event's searchable text: its distinct tokens with their frequencies, and its length. */
@@ -45,7 +47,8 @@ export function analyze(e: NostrEvent): Doc | null {
   const tokens = eventTokens(e);
   if (tokens.length === 0) return null;
   const terms = new Map<string, number>();
-  for (const t of tokens) terms.set(t, (terms.get(t) ?? 0) + 1);
+  // tf is capped where the blocks cap it, so the index and the views score a document alike.
+  for (const t of tokens) terms.set(t, Math.min((terms.get(t) ?? 0) + 1, MAX_TF));
   return { terms, length: tokens.length, kind: e.kind, createdAt: e.created_at };
 }
 
@@ -71,7 +74,7 @@ export interface SearchSnapshot {
   goneSorted: Float64Array;
 }
 
-const BLOCK_FORMAT_VERSION = 1;
+const BLOCK_FORMAT_VERSION = 2;
 /** Removed documents whose postings are purged together once this many wait. */
 export const PURGE_AT = 4096;
 const SEP = "\u0000";
@@ -81,6 +84,8 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
   /** the tokenizer and the block format: either changing rebuilds the index */
   readonly version = TOKENIZER_VERSION * 1000 + BLOCK_FORMAT_VERSION;
   readonly blocks: BinDb;
+  /** the same database for searches, read without a copy per block (postings.ts) */
+  readonly blocksView: BlockView;
   readonly gone: BinDb;
   readonly meta: BinDb;
   /** serials in `gone`: removed documents whose postings are still in the blocks (the applier's) */
@@ -99,6 +104,12 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
 
   constructor(private readonly s: Store) {
     this.blocks = openDb(s, "search_blocks");
+    // `encoder` (with its decode) is an lmdb-js option its types do not declare.
+    this.blocksView = s.derived.openDB({
+      name: "search_blocks",
+      keyEncoding: "binary",
+      encoder: VIEW_ENCODER,
+    } as never) as unknown as BlockView;
     this.gone = openDb(s, "search_gone");
     this.meta = openDb(s, "search_meta");
     for (const k of this.gone.getKeys({})) this.goneSerials.add(readU64(k as Buffer, 0));

@@ -215,23 +215,16 @@ async function candidates(
     excluded = Float64Array.from([...snap.goneSorted, ...removed]);
     excluded.sort();
   }
-  const walk = new Intersection(
-    words.map((w) => new PostingStream(ix.blocks, w.prefix)),
-    idfs,
-    avg,
-    stored,
-    {
-      since,
-      until,
-      kinds,
-      excluded,
-      hidden,
-    },
-  );
-  // Two groups of blocks per word between yields of the turn.
-  while (!walk.step(c, 2 * PostingStream.groupSize)) {
-    await yieldTurn();
-    if (o.cancelled?.()) return false;
+  const streams = words.map((w) => new PostingStream(ix.blocksView, w.prefix));
+  try {
+    const walk = new Intersection(streams, idfs, avg, stored, { since, until, kinds, excluded, hidden });
+    // Two groups of blocks per word between yields of the turn.
+    while (!walk.step(c, 2 * PostingStream.groupSize)) {
+      await yieldTurn();
+      if (o.cancelled?.()) return false;
+    }
+  } finally {
+    for (const s of streams) s.close();
   }
   // Documents committed after the watermark, from the views (their serials are all above it).
   for (const v of snap.views)

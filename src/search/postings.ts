@@ -1,49 +1,108 @@
 // One word's postings as a search walks them: in serial order, read from the index a group of
 // blocks at a time (no read transaction is held between groups, so a search can yield between
-// them), decoded in place. `seek` skips whole blocks by their header's last serial, undecoded:
-// that is what makes intersecting a rare word with a common one cheap.
-import type { BinDb } from "../store/store.ts";
-import { blockKey, HEADER, keyFirstSerial, readHeader, tokenBounds } from "./blocks.ts";
+// them). Blocks are copied into an aligned arena the stream reuses and their columns
+// (blocks.ts) read in place through typed arrays: a step reads one serial, the other fields are
+// read only for the posting the caller stops at, and `seek` skips whole blocks by their last
+// serial and searches inside a block by galloping. That is what makes intersecting a rare word
+// with a common one cheap.
+import type { Database } from "lmdb";
+import { blockKey, columns, HEADER, keyFirstSerial, readBase, readHeader, tokenBounds } from "./blocks.ts";
+
+/**
+ * The blocks database read without a copy per value: `decode` hands out lmdb-js's own view of
+ * the value (into its read buffer or the memory map), valid only until the next read, which
+ * the stream copies into its arena at once. Everything else reads the blocks through the
+ * ordinary binary handle.
+ */
+export type BlockView = Database<Uint8Array, Uint8Array>;
+export const VIEW_ENCODER = {
+  encode: (v: Uint8Array): Uint8Array => v,
+  // lmdb-js's reusable read buffer overrides `length`, so the view is always cut to `size`.
+  decode: (bytes: Uint8Array, size?: number): Uint8Array => bytes.subarray(0, size ?? bytes.length),
+  needsStableBuffer: false,
+};
+
+/** A stream's copy of its current group of blocks, with typed views of the whole of it. */
+interface Arena {
+  u8: Uint8Array;
+  f64: Float64Array;
+  u32: Uint32Array;
+  u16: Uint16Array;
+}
+
+const arenaOf = (bytes: number): Arena => {
+  const b = new ArrayBuffer(bytes);
+  return {
+    u8: new Uint8Array(b),
+    f64: new Float64Array(b),
+    u32: new Uint32Array(b),
+    u16: new Uint16Array(b),
+  };
+};
+
+/**
+ * Arenas of streams that are closed, for the next search: a search makes a stream per word,
+ * and a fresh, zeroed 128 KiB per stream cost more than the copying it holds.
+ */
+const arenas: Arena[] = [];
+const EMPTY_ARENA = arenaOf(0);
 
 export class PostingStream {
   /** blocks read at a time (tests lower it to cross group boundaries with little data) */
   static groupSize = 32;
 
-  /** the current posting (valid after next() or seek() returned true) */
+  /** the current posting's serial (valid after next() or seek() returned true) */
   serial = 0;
-  tf = 0;
-  length = 0;
-  kind = 0;
-  createdAt = 0;
   /** blocks read from the index so far (the caller yields its turn now and then) */
   blocksRead = 0;
 
-  private group: Uint8Array[] = [];
-  private gi = 0;
   private start: Buffer;
   private readonly end: Buffer;
   private exhausted = false;
-  private v: Uint8Array = new Uint8Array(0);
-  private at = 0;
-  private left = 0;
+  /** the group of blocks read last, copied one after another at 8-byte aligned offsets */
+  private a: Arena = EMPTY_ARENA;
+  /** per block of the group: where it starts in the arena, its count, last and base serial */
+  private blkAt: number[] = [];
+  private blkCount: number[] = [];
+  private blkLast: number[] = [];
+  private blkBase: number[] = [];
+  private gi = 0;
+  /** the current block: where its columns start (in elements of their views) */
+  private timeAt = 0;
+  private serialAt = 0;
+  private lengthAt = 0;
+  private tfAt = 0;
+  private kindAt = 0;
+  private base = 0;
+  private n = 0;
+  private i = 0;
   private last = -1;
 
   constructor(
-    private readonly db: BinDb,
+    private readonly db: BlockView,
     private readonly prefix: Uint8Array,
   ) {
     ({ start: this.start, end: this.end } = tokenBounds(prefix));
   }
 
+  /** Fields of the current posting. */
+  get tf(): number {
+    return this.a.u16[this.tfAt + this.i]!;
+  }
+  get length(): number {
+    return this.a.u32[this.lengthAt + this.i]!;
+  }
+  get kind(): number {
+    return this.a.u16[this.kindAt + this.i]!;
+  }
+  get createdAt(): number {
+    return this.a.f64[this.timeAt + this.i]!;
+  }
+
   /** The next posting; false when there is none. */
   next(): boolean {
-    while (this.left === 0) if (!this.nextBlock(0)) return false;
-    this.left--;
-    this.serial += this.varint();
-    this.tf = this.varint();
-    this.length = this.varint();
-    this.kind = this.varint();
-    this.createdAt = this.varint();
+    if (++this.i >= this.n && !this.nextBlock(0)) return false;
+    this.serial = this.base + this.a.u32[this.serialAt + this.i]!;
     return true;
   }
 
@@ -53,63 +112,105 @@ export class PostingStream {
    */
   seek(target: number): boolean {
     if (this.serial >= target) return true;
-    // Blocks that end below the target are skipped without decoding.
+    // Blocks that end below the target are skipped without reading their columns; the block
+    // entered then holds a posting at or above it.
     if (this.last < target && !this.nextBlock(target)) return false;
-    for (;;) {
-      if (!this.next()) return false;
-      if (this.serial >= target) return true;
+    const rel = target - this.base;
+    const o = this.a.u32;
+    const at = this.serialAt;
+    let lo = this.i;
+    if (o[at + lo]! < rel) {
+      // Gallop from the current posting (targets are usually near), then bisect.
+      let step = 1;
+      let hi = lo + step;
+      while (hi < this.n && o[at + hi]! < rel) {
+        lo = hi;
+        step *= 2;
+        hi = lo + step;
+      }
+      if (hi >= this.n) hi = this.n - 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (o[at + mid]! < rel) lo = mid + 1;
+        else hi = mid;
+      }
     }
+    this.i = lo;
+    this.serial = this.base + o[at + lo]!;
+    return true;
   }
 
-  /** Enters the next block ending at or after `atLeast`; false when there is none. */
+  /** Enters the next block ending at or after `atLeast`, at its first posting; false at the end. */
   private nextBlock(atLeast: number): boolean {
     for (;;) {
-      if (this.gi === this.group.length && !this.read()) return false;
-      const v = this.group[this.gi++]!;
-      const h = readHeader(v);
-      if (h.lastSerial < atLeast || h.count === 0) continue;
-      this.v = v;
-      this.at = HEADER;
-      this.left = h.count;
-      this.last = h.lastSerial;
-      this.serial = 0;
+      if (this.gi === this.blkAt.length && !this.read()) return false;
+      const j = this.gi++;
+      const n = this.blkCount[j]!;
+      if (this.blkLast[j]! < atLeast || n === 0) continue;
+      const c = columns(n);
+      const at = this.blkAt[j]!;
+      this.timeAt = (at + c.time) / 8;
+      this.serialAt = (at + c.serial) / 4;
+      this.lengthAt = (at + c.length) / 4;
+      this.tfAt = (at + c.tf) / 2;
+      this.kindAt = (at + c.kind) / 2;
+      this.base = this.blkBase[j]!;
+      this.n = n;
+      this.i = 0;
+      this.last = this.blkLast[j]!;
+      this.serial = this.base + this.a.u32[this.serialAt]!;
       return true;
     }
   }
 
-  /** Reads the next group of blocks; false at the end of the token. */
+  /** Room for `bytes` in the arena, keeping what is there. */
+  private reserve(bytes: number): void {
+    if (bytes <= this.a.u8.length) return;
+    if (this.a === EMPTY_ARENA) this.a = arenas.pop() ?? EMPTY_ARENA;
+    if (bytes <= this.a.u8.length) return;
+    const next = arenaOf(Math.max(bytes, this.a.u8.length * 2, 128 * 1024));
+    next.u8.set(this.a.u8);
+    this.a = next;
+  }
+
+  /** Gives the arena back for the next stream (a few are kept, none over 1 MiB). */
+  close(): void {
+    if (this.a !== EMPTY_ARENA && arenas.length < 16 && this.a.u8.length <= 1 << 20) arenas.push(this.a);
+    this.a = EMPTY_ARENA;
+    this.exhausted = true;
+    this.n = this.i = 0;
+    this.blkAt.length = 0;
+    this.gi = 0;
+  }
+
+  /** Reads the next group of blocks into the arena; false at the end of the token. */
   private read(): boolean {
+    this.blkAt.length = this.blkCount.length = this.blkLast.length = this.blkBase.length = 0;
+    this.gi = 0;
     if (this.exhausted) return false;
-    // lmdb-js hands binary range values out as copies, so they outlive the iteration.
-    const got: Uint8Array[] = [];
+    let used = 0;
     let lastFirst = -1;
     for (const { key, value } of this.db.getRange({
       start: this.start,
       end: this.end,
       limit: PostingStream.groupSize,
     })) {
-      got.push(value as Uint8Array);
+      // `value` is lmdb-js's view, valid until the next step of this loop: copy it now.
+      const v = value as Uint8Array;
+      this.reserve(used + v.length);
+      this.a.u8.set(v, used);
+      const h = readHeader(v);
+      this.blkAt.push(used);
+      this.blkCount.push(v.length >= HEADER ? h.count : 0);
+      this.blkLast.push(h.lastSerial);
+      this.blkBase.push(readBase(v));
+      used += (v.length + 7) & ~7;
       lastFirst = keyFirstSerial(key as Uint8Array);
     }
-    this.blocksRead += got.length;
-    if (got.length < PostingStream.groupSize) this.exhausted = true;
+    const got = this.blkAt.length;
+    this.blocksRead += got;
+    if (got < PostingStream.groupSize) this.exhausted = true;
     else this.start = blockKey(this.prefix, lastFirst + 1);
-    this.group = got;
-    this.gi = 0;
-    return got.length > 0;
-  }
-
-  private varint(): number {
-    const v = this.v;
-    let b = v[this.at++]!;
-    if (b < 0x80) return b;
-    let n = b & 0x7f;
-    let mul = 0x80;
-    for (;;) {
-      b = v[this.at++]!;
-      n += (b & 0x7f) * mul;
-      if (b < 0x80) return n;
-      mul *= 0x80;
-    }
+    return got > 0;
   }
 }

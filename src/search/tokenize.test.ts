@@ -135,4 +135,18 @@ describe("the ASCII fast path", () => {
     }
     expect(mismatches).toEqual([]);
   });
+
+  test("cuts long words and joined runs as the segmenter path does", async () => {
+    const { segmenterWords, tokenize } = await import("./tokenize.ts");
+    const long = "x".repeat(45);
+    for (const text of [
+      long,
+      `${long}.${long}`,
+      `a ${long} b`,
+      `12,345.${"9".repeat(50)}`,
+      `don't ${"y".repeat(39)}'s`,
+      "_ __ a_b _x_",
+    ])
+      expect(tokenize(text)).toEqual(segmenterWords(text));
+  });
 });

@@ -55,7 +55,6 @@ function cut(token: string): string {
   return out;
 }
 
-const ASCII = /^[\x00-\x7f]*$/;
 // UAX #29 word rules restricted to ASCII (letters, digits and `_` join; `.` `:` `'` join two
 // letters; `.` `,` `;` `'` join two digits), so plain-ASCII text skips Intl.Segmenter, which
 // costs most of the indexing time. A test checks it against the segmenter on random text.
@@ -63,17 +62,38 @@ const ASCII_WORD = /[a-z0-9_]+(?:(?:(?<=[a-z])[.:'](?=[a-z])|(?<=[0-9])[.,;'](?=
 
 const ONLY_UNDERSCORES = /^_$/;
 
-const JOINERS = /[.:',;]/;
-const NOT_WORD = /[^a-z0-9_.:',;]+/;
+/** Character classes of the ASCII path: 0 separator, 1 word character, 2 joiner (`.:',;`). */
+const CLASS = new Uint8Array(128);
+for (let c = 97; c <= 122; c++) CLASS[c] = 1;
+for (let c = 48; c <= 57; c++) CLASS[c] = 1;
+CLASS[95] = 1;
+for (const ch of ".:',;") CLASS[ch.charCodeAt(0)] = 2;
 
-function asciiWords(lower: string, out: string[]): string[] {
-  // Most chunks between separators are plain words; only those holding a joiner need the rules.
-  for (const chunk of lower.split(NOT_WORD)) {
-    if (chunk === "" || chunk === "_") continue;
-    if (!JOINERS.test(chunk)) out.push(cut(chunk));
-    else asciiRuleWords(chunk, out);
+/**
+ * Tokens of lowercased ASCII text. Runs of word and joiner characters are the candidates; most
+ * hold no joiner and are a word as they are (one scan, one slice each). Only runs holding a
+ * joiner go through the rules. Returns false, having added nothing, when `lower` is not ASCII.
+ */
+function asciiWords(lower: string, out: string[]): boolean {
+  const n = lower.length;
+  for (let i = 0; i < n; i++) if (lower.charCodeAt(i) > 0x7f) return false;
+  let i = 0;
+  while (i < n) {
+    while (i < n && CLASS[lower.charCodeAt(i)] === 0) i++;
+    if (i === n) break;
+    const start = i;
+    let joiner = false;
+    for (; i < n; i++) {
+      const k = CLASS[lower.charCodeAt(i)];
+      if (k === 0) break;
+      if (k === 2) joiner = true;
+    }
+    if (joiner) asciiRuleWords(lower.slice(start, i), out);
+    else if (i - start === 1 && lower.charCodeAt(start) === 95)
+      continue; // a lone "_" is no word
+    else out.push(lower.slice(start, Math.min(i, start + MAX_TOKEN)));
   }
-  return out;
+  return true;
 }
 
 function asciiRuleWords(lower: string, out: string[]): string[] {
@@ -114,7 +134,8 @@ export function tokenize(text: string, out: string[] = []): string[] {
       return " ";
     });
   }
-  rest = rest.replace(BECH32_RE, " ");
-  if (ASCII.test(rest)) return asciiWords(rest.toLowerCase(), out);
+  // Every NIP-19 entity has a "1" between its prefix and its data.
+  if (rest.includes("1")) rest = rest.replace(BECH32_RE, " ");
+  if (asciiWords(rest.toLowerCase(), out)) return out;
   return segmenterWords(rest, out);
 }

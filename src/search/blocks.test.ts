@@ -1,0 +1,77 @@
+// The block layout of the search index: what goes in comes out, across block boundaries,
+// serial gaps too wide for one block's offsets, continued heads and purges.
+import { describe, expect, test } from "bun:test";
+import type { FlatPostings, Posting } from "./blocks.ts";
+import { decodeBlock, encodeBlocks, filterBlock, POSTING_FIELDS, readBase, readHeader } from "./blocks.ts";
+
+const flat = (ps: Posting[]): FlatPostings =>
+  ps.flatMap((p) => [p.serial, p.tf, p.length, p.kind, p.createdAt]);
+const all = (blocks: { bytes: Uint8Array }[]): Posting[] => blocks.flatMap((b) => decodeBlock(b.bytes));
+
+function postings(n: number, seed: number): Posting[] {
+  let x = seed;
+  const rnd = () => {
+    x = (x * 1103515245 + 12345) % 2 ** 31;
+    return x / 2 ** 31;
+  };
+  let serial = 1;
+  return Array.from({ length: n }, () => {
+    // Mostly small steps, now and then a gap wider than a block's 32-bit offsets.
+    serial += rnd() < 0.02 ? 2 ** 32 + Math.floor(rnd() * 1000) : 1 + Math.floor(rnd() * 50);
+    return {
+      serial,
+      tf: 1 + Math.floor(rnd() * 70_000) * (rnd() < 0.1 ? 1 : 0),
+      length: Math.floor(rnd() * 2 ** 32),
+      kind: Math.floor(rnd() * 65_536),
+      createdAt: Math.floor(rnd() * 2 ** 40),
+    };
+  });
+}
+
+const capped = (ps: Posting[]): Posting[] => ps.map((p) => ({ ...p, tf: Math.min(p.tf, 0xffff) }));
+
+describe("search blocks", () => {
+  test("postings come back exactly, in order, whatever the gaps between serials", () => {
+    const ps = postings(1000, 3);
+    const blocks = encodeBlocks(flat(ps), 1000, undefined, 400);
+    expect(blocks.length).toBeGreaterThan(10);
+    expect(all(blocks)).toEqual(capped(ps));
+    for (const b of blocks) {
+      const h = readHeader(b.bytes);
+      const got = decodeBlock(b.bytes);
+      expect(h.lastSerial).toBe(got.at(-1)!.serial);
+      expect(b.firstSerial).toBe(got[0]!.serial);
+      expect(readBase(b.bytes)).toBe(got[0]!.serial);
+      expect(got.at(-1)!.serial - got[0]!.serial).toBeLessThan(2 ** 32);
+    }
+  });
+
+  test("a head that is not full is continued; a full one is left as it is", () => {
+    const ps = postings(30, 5);
+    const [head] = encodeBlocks(flat(ps.slice(0, 5)), 5, undefined, 400);
+    const more = encodeBlocks(flat(ps.slice(5)), 30, { ...head!, header: readHeader(head!.bytes) }, 400);
+    expect(more[0]!.firstSerial).toBe(head!.firstSerial);
+    expect(all(more)).toEqual(capped(ps));
+    expect(readHeader(more.at(-1)!.bytes).df).toBe(30);
+
+    const full = encodeBlocks(flat(ps.slice(0, 18)), 18, undefined, 400);
+    const last = full.at(-1)!;
+    const next = encodeBlocks(flat(ps.slice(18)), 30, { ...last, header: readHeader(last.bytes) }, 400);
+    const whole = readHeader(last.bytes).count === Math.floor((400 - 32) / 20);
+    expect(next[0]!.firstSerial === last.firstSerial).toBe(!whole);
+    expect(all([...full.slice(0, whole ? full.length : -1), ...next])).toEqual(capped(ps));
+  });
+
+  test("a purge keeps every other posting and the block's base", () => {
+    const ps = postings(15, 9);
+    const [b] = encodeBlocks(flat(ps), 15, undefined, 4000);
+    const drop = new Set([ps[0]!.serial, ps[7]!.serial, ps[14]!.serial]);
+    const kept = filterBlock(b!.bytes, (s) => drop.has(s))!;
+    expect(decodeBlock(kept)).toEqual(capped(ps).filter((p) => !drop.has(p.serial)));
+    expect(readHeader(kept).lastSerial).toBe(ps[13]!.serial);
+    expect(filterBlock(b!.bytes, () => false)).toBeUndefined();
+    const empty = filterBlock(b!.bytes, () => true)!;
+    expect(readHeader(empty)).toEqual({ count: 0, df: 15, lastSerial: 0 });
+    expect(flat(ps).length).toBe(15 * POSTING_FIELDS);
+  });
+});
