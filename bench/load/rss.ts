@@ -102,9 +102,15 @@ export class MemSampler {
     return { rssMB: rss, peakMB: this.peak };
   }
 
-  /** Samples every 250 ms so the in-process peak catches spikes between phase marks. */
+  /**
+   * In-process, samples every 250 ms so the peak catches spikes between phase marks. A relay
+   * in its own process is read only at the marks (the kernel keeps its peak, VmHWM): reading
+   * smaps_rollup walks the relay's page tables under its memory-map lock, and doing that every
+   * 250 ms showed up as stalls of every request in flight at those moments.
+   */
   start(): void {
     this.read();
+    if (this.pid !== undefined) return;
     this.timer = setInterval(() => this.read(), 250);
     this.timer.unref?.();
   }
