@@ -63,6 +63,7 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
   const consumers = [indexes, search, counters].filter((c) => c !== undefined) as Consumer[];
   const runner = new ConsumerRunner(store, consumers, {
     intervalMs: config["consumers.intervalMs"],
+    idleMs: config["consumers.idleMs"],
     batch: config["consumers.maxBatch"],
     log,
     applier: o.thread

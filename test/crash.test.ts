@@ -197,7 +197,13 @@ describe("kill -9 during heavy ingest", () => {
       const lazy = seed % 2 === 1;
       const first = await spawnRelay(
         dir,
-        lazy ? { RELAY_CONSUMERS_INTERVAL_MS: "600000", RELAY_CONSUMERS_MAX_BATCH: "1000000" } : {},
+        lazy
+          ? {
+              RELAY_CONSUMERS_INTERVAL_MS: "600000",
+              RELAY_CONSUMERS_MAX_BATCH: "1000000",
+              RELAY_CONSUMERS_IDLE_MS: "0",
+            }
+          : {},
       );
       const killAfter = Math.floor(list.length * (0.15 + (0.7 * g.int(1000)) / 1000));
       const { oks, sent } = await ingest(first.url, list, killAfter, () => first.proc.kill("SIGKILL"));

@@ -103,7 +103,11 @@ describe("NIP-05 and metrics", () => {
   test("/metrics shows how far behind the log each derived index is, in events and seconds", async () => {
     const { RawClient, newKey, signed } = await import("./harness.ts");
     // Batches applied only every 10 minutes: what is committed stays behind.
-    const lazy = startTestRelay({ "consumers.intervalMs": "600000", "consumers.maxBatch": "1000000" });
+    const lazy = startTestRelay({
+      "consumers.intervalMs": "600000",
+      "consumers.maxBatch": "1000000",
+      "consumers.idleMs": "0",
+    });
     const c = await RawClient.connect(lazy.url);
     const sk = newKey();
     for (const content of ["one", "two", "three"])
@@ -122,8 +126,8 @@ describe("NIP-05 and metrics", () => {
     }
     c.close();
     await lazy.destroy();
-    // Applied every 50 ms: caught up soon after.
-    const eager = startTestRelay({ "consumers.intervalMs": "50" });
+    // Still every 10 minutes, but also once writes pause for 20 ms: caught up soon after.
+    const eager = startTestRelay({ "consumers.intervalMs": "600000", "consumers.idleMs": "20" });
     const c2 = await RawClient.connect(eager.url);
     for (const content of ["one", "two", "three"])
       expect((await c2.publish(signed(sk, { content })))[2]).toBe(true);

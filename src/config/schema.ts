@@ -90,6 +90,12 @@ export const SCHEMA = {
       min: 10,
     },
   ),
+  "consumers.idleMs": i(
+    20,
+    "derived indexes also apply new events once writes pause this long (0 = only on the interval)",
+    false,
+    { min: 0 },
+  ),
   "consumers.maxBatch": i(10000, "derived indexes apply new events as soon as this many wait", false, {
     min: 1,
   }),

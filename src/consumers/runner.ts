@@ -87,6 +87,11 @@ class Gen {
 export interface RunnerOptions {
   /** apply at least this often while events arrive */
   intervalMs: number;
+  /**
+   * apply as soon as no event has committed for this long (0: only on the interval), so what
+   * readers must match outside the index shrinks as soon as a burst of writes ends
+   */
+  idleMs?: number;
   /** apply as soon as this many events wait */
   batch: number;
   log?: (line: string) => void;
@@ -118,9 +123,13 @@ export class ConsumerRunner {
   private open: Gen;
   private readonly sealed: Gen[] = [];
   private flushing: Promise<void> | null = null;
+  /** a flush was asked for while one was in flight */
+  private again = false;
   /** removal records up to this seq are trimmed (or asked to be) */
   private trimmedThrough = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastCommitAt = 0;
   private batches = 0;
   private lastApplyMs = 0;
   private diskSerial = 0;
@@ -290,14 +299,38 @@ export class ConsumerRunner {
       }
       g.removes.push({ seq: r.seq, serial: r.serial, event: r.event, json: r.json });
     }
-    if (g.live >= this.o.batch) void this.flush();
+    this.lastCommitAt = performance.now();
+    if (g.live >= this.o.batch) this.flushSoon();
+    else this.armIdle();
+  }
+
+  /** Applies the open batch once writes pause for `idleMs` (checked, not re-armed per commit). */
+  private armIdle(): void {
+    const idle = this.o.idleMs ?? 0;
+    if (idle <= 0 || this.idleTimer || !this.timer) return;
+    const check = () => {
+      const quiet = performance.now() - this.lastCommitAt;
+      if (quiet < idle) {
+        this.idleTimer = setTimeout(check, idle - quiet);
+        return;
+      }
+      this.idleTimer = undefined;
+      this.flushSoon();
+    };
+    this.idleTimer = setTimeout(check, idle);
   }
 
   start(): void {
     this.timer ??= setInterval(() => void this.flush(), this.o.intervalMs);
   }
 
-  /** Applies what is waiting; resolves when the batch in flight (if any) is on disk. */
+  /** Applies the open batch now, or as soon as the batch in flight is on disk. */
+  private flushSoon(): void {
+    if (this.flushing) this.again = true;
+    else void this.flush();
+  }
+
+  /** Seals the open batch and applies the oldest sealed one; resolves when it is on disk. */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing;
     if (!this.open.empty) {
@@ -309,6 +342,11 @@ export class ConsumerRunner {
     if (!g) return Promise.resolve();
     this.flushing = this.applyGen(g).finally(() => {
       this.flushing = null;
+      // A full batch or a pause in writes that came meanwhile goes on at once while the runner
+      // runs; a batch that failed waits for the next tick.
+      const again = this.again;
+      this.again = false;
+      if (again && this.timer && this.sealed[0] !== g) void this.flush();
     });
     return this.flushing;
   }
@@ -355,6 +393,8 @@ export class ConsumerRunner {
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
     await this.settle();
     await this.applier.close();
   }

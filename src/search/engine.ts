@@ -138,6 +138,7 @@ class Intersection {
     const k = streams.length;
     for (const s of streams) s.blocksRead = 0;
     let read = 0;
+    let sinceCount = 0;
     while (this.more && read < blocks) {
       let target = lead.serial;
       let i = 1;
@@ -158,8 +159,12 @@ class Intersection {
         c.push(target, lead.createdAt, score);
       }
       this.more = lead.next();
-      read = 0;
-      for (const s of streams) read += s.blocksRead;
+      // Blocks read so far, summed now and then: a block holds up to ~200 postings.
+      if (++sinceCount === 64) {
+        sinceCount = 0;
+        read = 0;
+        for (let w = 0; w < k; w++) read += streams[w]!.blocksRead;
+      }
     }
     return !this.more;
   }
