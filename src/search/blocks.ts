@@ -109,41 +109,48 @@ export function columns(count: number): {
 export type FlatPostings = number[];
 export const POSTING_FIELDS = 5;
 
+/** Typed views of a block's columns (its bytes must start 8-byte aligned). */
+function views(v: Uint8Array, n: number) {
+  const c = columns(n);
+  const buf = v.buffer;
+  const at = v.byteOffset;
+  return {
+    time: new Float64Array(buf, at + c.time, n),
+    serial: new Uint32Array(buf, at + c.serial, n),
+    length: new Uint32Array(buf, at + c.length, n),
+    tf: new Uint16Array(buf, at + c.tf, n),
+    kind: new Uint16Array(buf, at + c.kind, n),
+  };
+}
+
 /** One block of `n` postings taken from flat postings `p` at `from`. */
 function encodeBlock(p: FlatPostings, from: number, n: number, df: number): Buffer {
-  const b = Buffer.alloc(HEADER + n * POSTING_BYTES);
+  // A buffer of its own, so the columns are aligned for typed arrays.
+  const b = Buffer.from(new ArrayBuffer(HEADER + n * POSTING_BYTES));
   const base = p[from]!;
   b[0] = FORMAT;
   b.writeUInt32BE(n, 1);
   b.writeUInt32BE(Math.max(0, Math.min(df, 0xffffffff)), 5);
   serialKey(p[from + (n - 1) * POSTING_FIELDS]!).copy(b, 9);
   serialKey(base).copy(b, 17);
-  const c = columns(n);
-  for (let i = 0; i < n; i++) {
-    const at = from + i * POSTING_FIELDS;
-    b.writeDoubleLE(p[at + 4]!, c.time + 8 * i);
-    b.writeUInt32LE(p[at]! - base, c.serial + 4 * i);
-    b.writeUInt32LE(p[at + 2]!, c.length + 4 * i);
-    b.writeUInt16LE(Math.min(p[at + 1]!, MAX_TF), c.tf + 2 * i);
-    b.writeUInt16LE(p[at + 3]!, c.kind + 2 * i);
+  const col = views(b, n);
+  for (let i = 0, at = from; i < n; i++, at += POSTING_FIELDS) {
+    col.serial[i] = p[at]! - base;
+    col.tf[i] = Math.min(p[at + 1]!, MAX_TF);
+    col.length[i] = p[at + 2]!;
+    col.kind[i] = p[at + 3]!;
+    col.time[i] = p[at + 4]!;
   }
   return b;
 }
 
 /** A block's postings, flat (the inverse of encodeBlock). */
 function flatten(v: Uint8Array, out: FlatPostings = []): FlatPostings {
-  const b = Buffer.from(v.buffer, v.byteOffset, v.byteLength);
   const n = readHeader(v).count;
   const base = readBase(v);
-  const c = columns(n);
+  const col = views(v.byteOffset % 8 === 0 ? v : v.slice(), n);
   for (let i = 0; i < n; i++)
-    out.push(
-      base + b.readUInt32LE(c.serial + 4 * i),
-      b.readUInt16LE(c.tf + 2 * i),
-      b.readUInt32LE(c.length + 4 * i),
-      b.readUInt16LE(c.kind + 2 * i),
-      b.readDoubleLE(c.time + 8 * i),
-    );
+    out.push(base + col.serial[i]!, col.tf[i]!, col.length[i]!, col.kind[i]!, col.time[i]!);
   return out;
 }
 
@@ -162,7 +169,11 @@ export function encodeBlocks(
   // A full head stays as it is (only the last block's df is read); the postings start a block.
   const perBlock = Math.max(1, Math.floor((blockBytes - HEADER) / POSTING_BYTES));
   if (head && head.header.count >= perBlock) head = undefined;
-  const all = head ? flatten(head.bytes).concat(postings) : postings;
+  let all = postings;
+  if (head) {
+    all = flatten(head.bytes);
+    for (let i = 0; i < postings.length; i++) all.push(postings[i]!);
+  }
   const out: { firstSerial: number; bytes: Buffer }[] = [];
   const total = all.length / POSTING_FIELDS;
   let i = 0;
