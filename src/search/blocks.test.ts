@@ -62,6 +62,14 @@ describe("search blocks", () => {
     expect(all([...full.slice(0, whole ? full.length : -1), ...next])).toEqual(capped(ps));
   });
 
+  test("postings too far from a head's base start a block of their own", () => {
+    const ps = postings(6, 11).map((p, i) => ({ ...p, serial: i < 3 ? i + 1 : 2 ** 32 + 10 + i }));
+    const [head] = encodeBlocks(flat(ps.slice(0, 3)), 3, undefined, 4000);
+    const more = encodeBlocks(flat(ps.slice(3)), 6, { ...head!, header: readHeader(head!.bytes) }, 4000);
+    expect(more.map((b) => b.firstSerial)).toEqual([ps[3]!.serial]);
+    expect(all([head!, ...more])).toEqual(capped(ps));
+  });
+
   test("a purge keeps every other posting and the block's base", () => {
     const ps = postings(15, 9);
     const [b] = encodeBlocks(flat(ps), 15, undefined, 4000);

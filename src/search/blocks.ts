@@ -166,26 +166,64 @@ export function encodeBlocks(
   head?: { firstSerial: number; bytes: Uint8Array; header: BlockHeader },
   blockBytes = BLOCK_BYTES,
 ): { firstSerial: number; bytes: Buffer }[] {
-  // A full head stays as it is (only the last block's df is read); the postings start a block.
   const perBlock = Math.max(1, Math.floor((blockBytes - HEADER) / POSTING_BYTES));
-  if (head && head.header.count >= perBlock) head = undefined;
-  let all = postings;
-  if (head) {
-    all = flatten(head.bytes);
-    for (let i = 0; i < postings.length; i++) all.push(postings[i]!);
-  }
+  const total = postings.length / POSTING_FIELDS;
   const out: { firstSerial: number; bytes: Buffer }[] = [];
-  const total = all.length / POSTING_FIELDS;
   let i = 0;
+  // A head with room takes what fits; a full head stays as it is (only the last block's df is
+  // read) and the postings start a block.
+  if (head && head.header.count < perBlock) {
+    const had = head.header.count;
+    const base = readBase(head.bytes);
+    while (i < total && had + i < perBlock && postings[i * POSTING_FIELDS]! - base <= MAX_OFFSET) i++;
+    if (i > 0)
+      out.push({ firstSerial: head.firstSerial, bytes: extendBlock(head.bytes, had, base, postings, i, df) });
+  }
   while (i < total) {
-    const base = all[i * POSTING_FIELDS] ?? 0;
+    const base = postings[i * POSTING_FIELDS]!;
     let n = 0;
-    while (i + n < total && n < perBlock && all[(i + n) * POSTING_FIELDS]! - base <= MAX_OFFSET) n++;
-    const firstSerial = out.length === 0 && head ? head.firstSerial : base;
-    out.push({ firstSerial, bytes: encodeBlock(all, i * POSTING_FIELDS, n, df) });
+    while (i + n < total && n < perBlock && postings[(i + n) * POSTING_FIELDS]! - base <= MAX_OFFSET) n++;
+    out.push({ firstSerial: base, bytes: encodeBlock(postings, i * POSTING_FIELDS, n, df) });
     i += n;
   }
   return out;
+}
+
+/**
+ * A block holding `head`'s `had` postings (copied column by column) and then the first `n` of
+ * `p`, all counted from `base`: appending a batch to a token's last block costs a copy of it
+ * plus the new postings, not a decode and encode of every posting it held.
+ */
+function extendBlock(
+  head: Uint8Array,
+  had: number,
+  base: number,
+  p: FlatPostings,
+  n: number,
+  df: number,
+): Buffer {
+  const count = had + n;
+  const b = Buffer.from(new ArrayBuffer(HEADER + count * POSTING_BYTES));
+  b[0] = FORMAT;
+  b.writeUInt32BE(count, 1);
+  b.writeUInt32BE(Math.max(0, Math.min(df, 0xffffffff)), 5);
+  serialKey(p[(n - 1) * POSTING_FIELDS]!).copy(b, 9);
+  serialKey(base).copy(b, 17);
+  const col = views(b, count);
+  const old = views(head.byteOffset % 8 === 0 ? head : head.slice(), had);
+  col.time.set(old.time);
+  col.serial.set(old.serial);
+  col.length.set(old.length);
+  col.tf.set(old.tf);
+  col.kind.set(old.kind);
+  for (let i = 0, at = 0; i < n; i++, at += POSTING_FIELDS) {
+    col.serial[had + i] = p[at]! - base;
+    col.tf[had + i] = Math.min(p[at + 1]!, MAX_TF);
+    col.length[had + i] = p[at + 2]!;
+    col.kind[had + i] = p[at + 3]!;
+    col.time[had + i] = p[at + 4]!;
+  }
+  return b;
 }
 
 /** A copy of a block with another document frequency in its header. */
