@@ -85,7 +85,7 @@ export async function runE2E(
       log(
         `search: ${a.searches} search REQs over ${a.connections} connections, ${a.inflight} in flight each`,
       );
-      out.search = await runSearches(url, buildSearches(catalog, a.searches, a.seed), pool);
+      out.search = await runSearches(url, buildSearches(catalog, a.searches, a.seed), pool, d.list);
       mem.mark("after search");
     }
     if (a.phases.includes("live")) {

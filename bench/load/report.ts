@@ -160,9 +160,13 @@ export function e2eTables(r: E2EResult): string {
             `${s.eoseMs.p50} / ${s.eoseMs.p90} / ${s.eoseMs.p99} / ${s.eoseMs.max}`,
           ],
           [`mean results (limit ${s.limit})`, s.meanResults],
+          ...(s.checked > 0
+            ? [["answers equal to the exact ranked answer", `${s.exact} of ${s.checked}`] as [string, string]]
+            : []),
         ],
       ),
     );
+    if (s.wrong.length > 0) out.push("", "Answers that differ:", "", ...s.wrong.map((w) => `- ${w}`));
   }
   const l = r.live;
   if (l) {
