@@ -142,6 +142,11 @@ class Intersection {
     while (this.more && read < blocks) {
       let target = lead.serial;
       let i = 1;
+      if (k === 2) {
+        if (!lead.meet(streams[1]!)) return this.done();
+        target = lead.serial;
+        i = 2;
+      }
       while (i < k) {
         const s = streams[i]!;
         if (!s.seek(target)) return this.done();

@@ -140,6 +140,42 @@ export class PostingStream {
     return true;
   }
 
+  /**
+   * Moves this stream and `o` forward to the next serial both hold, from their current postings
+   * on (kept if they already meet); false when there is none. Two words are the common search:
+   * the merge steps through both blocks' serial columns in one loop, leaving it only when a
+   * block ends below the other's serial.
+   */
+  meet(o: PostingStream): boolean {
+    if (o.n === 0 && !o.seek(this.serial)) return false;
+    for (;;) {
+      const a = this.a.u32;
+      const b = o.a.u32;
+      let ai = this.serialAt + this.i;
+      let bi = o.serialAt + o.i;
+      const ab = this.base;
+      const bb = o.base;
+      let sa = ab + a[ai]!;
+      let sb = bb + b[bi]!;
+      // Each side only steps while its block holds a serial at or above the other's.
+      while (sa !== sb) {
+        if (sa < sb) {
+          if (this.last < sb) break;
+          sa = ab + a[++ai]!;
+        } else {
+          if (o.last < sa) break;
+          sb = bb + b[++bi]!;
+        }
+      }
+      this.i = ai - this.serialAt;
+      this.serial = sa;
+      o.i = bi - o.serialAt;
+      o.serial = sb;
+      if (sa === sb) return true;
+      if (sa < sb ? !this.seek(sb) : !o.seek(sa)) return false;
+    }
+  }
+
   /** Enters the next block ending at or after `atLeast`, at its first posting; false at the end. */
   private nextBlock(atLeast: number): boolean {
     for (;;) {
