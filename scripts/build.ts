@@ -20,6 +20,7 @@ import {
   platformSuffix,
   resolveAddon,
 } from "./lmdb-plugin.ts";
+import { secp256k1Plugin } from "./secp256k1-plugin.ts";
 import { findWorkerEntries, insideRoot, workersPlugin } from "./worker-plugin.ts";
 
 /** Worker files (relative to the repository) to embed besides those found automatically. */
@@ -43,6 +44,10 @@ function hostTarget(): AddonTarget {
     ?.header;
   return { platform, arch, libc: header?.glibcVersionRuntime ? "glibc" : "musl" };
 }
+
+const supportedHost = (): boolean =>
+  (process.platform === "linux" || process.platform === "darwin") &&
+  (process.arch === "x64" || process.arch === "arm64");
 
 function parseTarget(t: string): AddonTarget {
   const m = TARGET_RE.exec(t);
@@ -151,6 +156,7 @@ export async function build(opts: { target?: string; outfile: string }): Promise
       sourcemap: "linked",
       plugins: [
         nativeAddonsPlugin(target, report),
+        secp256k1Plugin(target, supportedHost() ? hostTarget() : undefined, report),
         workersPlugin({
           root: ROOT,
           srcDir: join(ROOT, "src"),

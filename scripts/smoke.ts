@@ -4,9 +4,20 @@
 // or node_modules. Checks: --version, every command's --help (each command is a lazily imported
 // module that must be inside the binary), NIP-11, the explorer page and its script, an event
 // published over WebSocket (signature checked in a verify worker thread when the relay has them)
-// and queried back, SIGTERM exiting 0, and the event still there after a restart. Exits non-zero
-// with a message on the first failure.
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+// and queried back, SIGTERM exiting 0, and the event still there after a restart; then, where it
+// can hide the host's libsecp256k1 (as root, in a mount namespace), that the binary verifies with
+// the copy it carries. Exits non-zero with a message on the first failure.
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { finalizeEvent, generateSecretKey } from "nostr-tools/pure";
@@ -71,13 +82,18 @@ interface Running {
 
 const children = new Set<Bun.Subprocess>();
 
-async function start(): Promise<Running> {
+/** Starts the relay; `wrap` runs it through another command (given the relay's command line). */
+async function start(
+  wrap?: (cmd: string[]) => { cmd: string[]; env: Record<string, string> },
+): Promise<Running> {
   const port = freePort();
   const t0 = performance.now();
+  const serve = [bin, "serve", "--host", "127.0.0.1", "--port", String(port), "--data", data];
+  const how = wrap ? wrap(serve) : { cmd: serve, env };
   const proc = Bun.spawn({
-    cmd: [bin, "serve", "--host", "127.0.0.1", "--port", String(port), "--data", data],
+    cmd: how.cmd,
     cwd,
-    env,
+    env: how.env,
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
@@ -193,11 +209,7 @@ async function main(): Promise<string> {
     { kind: 1, created_at: Math.floor(Date.now() / 1000), tags: [], content: `smoke ${crypto.randomUUID()}` },
     generateSecretKey(),
   );
-  const c = await connect(`ws://127.0.0.1:${first.port}`);
-  c.send(["EVENT", event]);
-  const ok = await c.next("OK for the published event", (f) => f[0] === "OK" && f[1] === event.id);
-  if (ok[2] !== true) fail(`relay refused the event: ${JSON.stringify(ok)}`);
-  c.ws.close();
+  await publish(first.port, event);
   await queryById(first.port, event.id);
   await consumersApplied(first.port);
   await stop(first);
@@ -206,11 +218,83 @@ async function main(): Promise<string> {
   await queryById(second.port, event.id);
   await stop(second);
 
+  const embedded = await embeddedLibrary();
+
   return (
-    `smoke: ok: ${commands.length} commands, NIP-11, explorer page, EVENT/OK, REQ/EOSE, consumers' thread, SIGTERM exit 0, event kept across restart` +
+    `smoke: ok: ${commands.length} commands, NIP-11, explorer page, EVENT/OK, REQ/EOSE, consumers' thread, SIGTERM exit 0, event kept across restart, ${embedded}` +
     ` (binary ${(size / 2 ** 20).toFixed(1)} MiB; first NIP-11 answer ${Math.round(first.startup)} ms after spawn,` +
     ` ${Math.round(second.startup)} ms on restart)`
   );
+}
+
+async function publish(port: number, event: { id: string }): Promise<void> {
+  const c = await connect(`ws://127.0.0.1:${port}`);
+  c.send(["EVENT", event]);
+  const ok = await c.next("OK for the published event", (f) => f[0] === "OK" && f[1] === event.id);
+  if (ok[2] !== true) fail(`relay refused the event: ${JSON.stringify(ok)}`);
+  c.ws.close();
+}
+
+/** Every libsecp256k1 file the host's loader could find, resolved (what must be hidden). */
+function hostLibraries(): string[] {
+  const found = new Set<string>();
+  const ldconfig = Bun.spawnSync({ cmd: ["/sbin/ldconfig", "-p"], stdout: "pipe", stderr: "ignore" });
+  const listed = [...ldconfig.stdout.toString().matchAll(/libsecp256k1\S*.*=> (\S+)/g)].map((m) => m[1]!);
+  const dirs = ["/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib"];
+  const arch = ["x86_64-linux-gnu", "aarch64-linux-gnu"];
+  const guesses = dirs
+    .flatMap((d) => [d, ...arch.map((a) => `${d}/${a}`)])
+    .flatMap((d) => ["libsecp256k1.so", "libsecp256k1.so.1", "libsecp256k1.so.2"].map((f) => `${d}/${f}`));
+  for (const f of [...listed, ...guesses]) if (existsSync(f)) found.add(realpathSync(f));
+  return [...found];
+}
+
+/**
+ * With every host libsecp256k1 hidden (an empty file bind-mounted over each, in a mount namespace
+ * of its own), the binary must say at start-up that it uses the copy it carries, and verify with
+ * it. Needs root and unshare(1); elsewhere the check is reported as skipped.
+ */
+async function embeddedLibrary(): Promise<string> {
+  if (process.platform !== "linux") return "embedded libsecp256k1 not checked (not Linux)";
+  if (process.getuid?.() !== 0 || !existsSync("/usr/bin/unshare"))
+    return "embedded libsecp256k1 not checked (needs root and unshare to hide the host's)";
+  const libs = hostLibraries();
+  if (libs.length === 0) return "embedded libsecp256k1 not checked (the build machine has none to embed)";
+  const empty = join(tmp, "empty");
+  writeFileSync(empty, "");
+  const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+  const r = await start((cmd) => ({
+    cmd: [
+      "/usr/bin/unshare",
+      "-m",
+      "--propagation",
+      "private",
+      "/bin/sh",
+      "-c",
+      [
+        ...libs.map((l) => `mount --bind ${q(empty)} ${q(l)} || exit 97`),
+        `exec env PATH=/nonexistent ${cmd.map(q).join(" ")}`,
+      ].join("; "),
+    ],
+    env: { ...env, PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+  }));
+  const line = r.output();
+  if (!/libsecp256k1 from the copy of \S+ embedded in this binary/.test(line))
+    fail(
+      `with the host's libsecp256k1 hidden (${libs.join(", ") || "none found"}), the start-up line does not name the embedded copy:\n${line}`,
+    );
+  const event = finalizeEvent(
+    {
+      kind: 1,
+      created_at: Math.floor(Date.now() / 1000),
+      tags: [],
+      content: `embedded ${crypto.randomUUID()}`,
+    },
+    generateSecretKey(),
+  );
+  await publish(r.port, event);
+  await stop(r);
+  return `native verification with the host's library hidden (${libs.length} file(s)) using the embedded copy`;
 }
 
 /** The consumers' thread (a worker entry point of the binary) applies what was committed. */

@@ -1,6 +1,7 @@
 // BIP-340 verification through libsecp256k1 via bun:ffi, several times faster than noble.
 // Optional: when no usable library is found the loader returns undefined and callers keep noble.
 import { dlopen, FFIType, type Pointer, ptr } from "bun:ffi";
+import { embeddedFrom, embeddedLibrary } from "./embedded.ts";
 import type { SchnorrBackend } from "./verify.ts";
 
 // SECP256K1_CONTEXT_VERIFY. Deprecated (same as NONE) since 0.2.0, but pre-0.2.0 builds call the
@@ -70,9 +71,12 @@ const SELF_TEST = {
   sig: "6896bd60eeae296db48a229ff71dfe071bde413e6d43f917dc8dcf8c78de33418906d11ac976abccb20b091292bff4ea897efcb639ea871cfa95f6de339e4b0a",
 };
 
-/** `errors` lists candidates refused before the one that loaded (e.g. a bad configured path). */
+/**
+ * `errors` lists candidates refused before the one that loaded (e.g. a bad configured path);
+ * `label` says where the library came from, for the start-up line.
+ */
 export type NativeProbe =
-  | { backend: SchnorrBackend; path: string; errors: string[] }
+  | { backend: SchnorrBackend; path: string; label: string; errors: string[] }
   | { backend: undefined; errors: string[] };
 
 function open(path: string): SchnorrBackend {
@@ -151,10 +155,17 @@ function open(path: string): SchnorrBackend {
 /** Like loadNativeBackend, but says why each candidate was refused (for the start-up log). */
 export function probeNativeBackend(path?: string): NativeProbe {
   const errors: string[] = [];
-  const candidates = path ? [path, ...NATIVE_CANDIDATES] : NATIVE_CANDIDATES;
+  // The host's library first; the copy a compiled binary carries only when the host has none.
+  const candidates = [...(path ? [path] : []), ...NATIVE_CANDIDATES];
+  if (embeddedLibrary && !candidates.includes(embeddedLibrary)) candidates.push(embeddedLibrary);
   for (const candidate of candidates) {
     try {
-      return { backend: open(candidate), path: candidate, errors };
+      const backend = open(candidate);
+      const label =
+        candidate === embeddedLibrary
+          ? `the copy of ${embeddedFrom ?? "libsecp256k1"} embedded in this binary (the host has none)`
+          : candidate;
+      return { backend, path: candidate, label, errors };
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
       // A missing file is the common case; only keep the interesting failures (missing
@@ -163,7 +174,12 @@ export function probeNativeBackend(path?: string): NativeProbe {
         errors.push(`${candidate}: ${msg}`);
     }
   }
-  if (errors.length === 0) errors.push("libsecp256k1 not found");
+  if (errors.length === 0)
+    errors.push(
+      embeddedLibrary
+        ? "libsecp256k1 not found, and the embedded copy did not load"
+        : "libsecp256k1 not found",
+    );
   return { backend: undefined, errors };
 }
 

@@ -26,11 +26,17 @@ export function chooseBackend(preference: BackendPreference, path?: string): Bac
     const skipped = probe.errors.length > 0 ? `; skipped ${probe.errors.join("; ")}` : "";
     return {
       backend: probe.backend,
-      reason: `signature backend libsecp256k1 from ${probe.path} (${preference})${skipped}`,
+      reason: `signature backend libsecp256k1 from ${probe.label} (${preference})${skipped}`,
       path: probe.path,
     };
   }
   const why = probe.errors.join("; ");
   if (preference === "native") throw new Error(`signature backend "native" requested but unusable: ${why}`);
-  return { backend: nobleBackend, reason: `signature backend noble (auto; libsecp256k1 unusable: ${why})` };
+  return {
+    backend: nobleBackend,
+    reason:
+      `signature backend noble (auto; libsecp256k1 unusable: ${why}): signatures are checked with ` +
+      "@noble/curves at about an eighth of libsecp256k1's speed; install the library for full speed " +
+      "(apt-get install libsecp256k1-1 on Debian or Ubuntu, brew install secp256k1 on macOS)",
+  };
 }
