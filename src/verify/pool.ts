@@ -43,6 +43,9 @@ const transferList = (buf: Uint8Array): TransferList => [buf.buffer] as unknown 
 
 export const defaultThreads = (): number => Math.max(0, availableParallelism() - 1);
 
+/** Batches handed to one thread at a time (one being checked, one waiting). */
+const IN_FLIGHT = 2;
+
 export class VerifyPool {
   readonly backend: SchnorrBackend;
   /** For the start-up log: which backend and why, and how many threads. */
@@ -77,6 +80,9 @@ export class VerifyPool {
         maxThreads: this.threads,
         // Keep threads (and their loaded library and precomputed tables) for the process lifetime.
         idleTimeout: Number.POSITIVE_INFINITY,
+        // A second batch waits in each thread's queue while it checks one, so a thread never idles
+        // for the round trip of handing an answer back and being given the next batch.
+        concurrentTasksPerWorker: IN_FLIGHT,
         workerData,
       });
     }
@@ -126,7 +132,7 @@ export class VerifyPool {
   private dispatch(): void {
     const piscina = this.piscina;
     if (!piscina) return;
-    while (this.busy < this.threads && this.waitingEvents > 0) {
+    while (this.busy < this.threads * IN_FLIGHT && this.waitingEvents > 0) {
       const batch: Verifiable[] = [];
       const segments: Segment[] = [];
       while (batch.length < this.batchSize && this.waiting.length > 0) {
