@@ -260,6 +260,13 @@ async function embeddedLibrary(): Promise<string> {
     return "embedded libsecp256k1 not checked (needs root and unshare to hide the host's)";
   const libs = hostLibraries();
   if (libs.length === 0) return "embedded libsecp256k1 not checked (the build machine has none to embed)";
+  const probe = Bun.spawnSync({
+    cmd: ["/usr/bin/unshare", "-m", "/bin/true"],
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  if (probe.exitCode !== 0)
+    return `embedded libsecp256k1 not checked (no mount namespace here: ${probe.stderr.toString().trim()})`;
   const empty = join(tmp, "empty");
   writeFileSync(empty, "");
   const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
