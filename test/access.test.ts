@@ -190,6 +190,35 @@ describe("restricted kinds (4 and 1059 by default)", () => {
     for (const x of [pub, stranger, reader]) x.close();
   });
 
+  test("a count of a tag leaves out the DMs a reader may not see, and counts them for their author", async () => {
+    const r = start();
+    const author = newKey();
+    const pub = await RawClient.connect(r.url);
+    const notes = [0, 1].map((i) => signed(newKey(), { content: `note ${i}`, tags: [["t", "topic"]] }));
+    for (const n of notes) expect((await pub.publish(n))[2]).toBe(true);
+    const countOf = async (c: RawClient, id: string, f: object) => {
+      c.send(["COUNT", id, f]);
+      return (await c.next((x) => x[0] === "COUNT" && x[1] === id))[2];
+    };
+    // With no restricted kind stored anything a tag's range holds may be counted.
+    const stranger = await RawClient.connect(r.url);
+    expect(await countOf(stranger, "a", { "#t": ["topic"] })).toEqual({ count: 2 });
+    const dm = signed(author, {
+      kind: 4,
+      tags: [
+        ["t", "topic"],
+        ["p", getPublicKey(newKey())],
+      ],
+      content: "x",
+    });
+    expect((await pub.publish(dm))[2]).toBe(true);
+    expect(await countOf(stranger, "b", { "#t": ["topic"] })).toEqual({ count: 2 });
+    const mine = await RawClient.connect(r.url);
+    await auth(mine, author, r.url);
+    expect(await countOf(mine, "c", { "#t": ["topic"] })).toEqual({ count: 3 });
+    for (const x of [pub, stranger, mine]) x.close();
+  });
+
   test("a restricted searchable kind is hidden from a search, stored or not yet indexed", async () => {
     const r = start({ "auth.restrictedKinds": "4,1059,30023" });
     const author = newKey();

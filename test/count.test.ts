@@ -124,6 +124,38 @@ describe("exact counts", () => {
   });
 });
 
+describe("counts the indexes answer alone", () => {
+  test("an event deleted since it was indexed, or expired and not yet purged, is not counted", async () => {
+    const r = startTestRelay({ "consumers.intervalMs": "20", "consumers.idleMs": "5" });
+    const w = await RawClient.connect(r.url);
+    const author = newKey();
+    const notes = [0, 1, 2].map((i) => signed(author, { content: `n${i}`, tags: [["t", "keys"]] }));
+    for (const x of notes) expect((await w.publish(x))[2]).toBe(true);
+    const soon = signed(newKey(), {
+      content: "short-lived",
+      tags: [
+        ["t", "keys"],
+        ["expiration", String(now() + 1)],
+      ],
+    });
+    expect((await w.publish(soon))[2]).toBe(true);
+    const countOf = async (id: string, f: object) => {
+      w.send(["COUNT", id, f]);
+      return ((await w.next((x) => x[0] === "COUNT" && x[1] === id))[2] as { count: number }).count;
+    };
+    expect(await countOf("a", { "#t": ["keys"] })).toBe(4);
+    await Bun.sleep(100); // indexed by now
+    const del = signed(author, { kind: 5, tags: [["e", notes[0]!.id]] });
+    expect((await w.publish(del))[2]).toBe(true);
+    expect(await countOf("b", { "#t": ["keys"] })).toBe(3);
+    expect(await countOf("c", { authors: [getPublicKey(author)], kinds: [1] })).toBe(2);
+    await Bun.sleep(1_200); // expired, and the purge runs far later
+    expect(await countOf("d", { "#t": ["keys"] })).toBe(2);
+    w.close();
+    await r.destroy();
+  });
+});
+
 describe("NIP-45 HyperLogLog", () => {
   const shapes: [string, Record<string, unknown>, { pubkey: string }[], string][] = [
     ["reactions", { "#e": [target.id], kinds: [7] }, reactions, target.id],

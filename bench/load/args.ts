@@ -1,6 +1,7 @@
 // Command-line flags of bench/run.ts and their defaults. Sizes depend on the mode: a full run
 // (50k events) against --url, a quick one (~5k) with --quick and for the in-process default run.
 import { parseArgs } from "node:util";
+import { COUNT_TYPES, type CountType } from "./count.ts";
 
 export const PHASES = ["ingest", "query", "count", "search", "live"] as const;
 export type Phase = (typeof PHASES)[number];
@@ -16,6 +17,8 @@ export interface BenchArgs {
   queries: number;
   inflight: number;
   counts: number;
+  /** the count phase's filter shapes (default all) */
+  countTypes: CountType[];
   searches: number;
   subscribers: number;
   liveEvents: number;
@@ -43,6 +46,8 @@ export const USAGE = `usage: bun bench/run.ts [options]
   --queries N         REQs in the query mix (default 4000 full, 800 quick)
   --inflight N        REQs/COUNTs in flight per query, count and search connection (default 1)
   --counts N          COUNTs in the count phase (default 4000 full, 800 quick)
+  --count-types LIST  comma list of the count phase's shapes (default all): the query shapes,
+                      "author notes", "reactions (hll)", "followers (hll)"
   --searches N        NIP-50 search REQs in the search phase (default 2000 full, 400 quick)
   --subscribers S     live subscriber connections (default 200)
   --live-events N     events published in the live phase (default 1000 full, 300 quick)
@@ -75,6 +80,15 @@ function isLoopback(url: string): boolean {
   return host === "localhost" || host === "[::1]" || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
+function countTypes(v: string | undefined): CountType[] {
+  if (v === undefined) return [...COUNT_TYPES];
+  const types = v.split(",").map((t) => t.trim());
+  for (const t of types)
+    if (!(COUNT_TYPES as readonly string[]).includes(t))
+      throw new Error(`unknown count type ${t}; one of ${COUNT_TYPES.join(", ")}`);
+  return types as CountType[];
+}
+
 export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
   const { values: v } = parseArgs({
     args: argv,
@@ -91,6 +105,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
       queries: { type: "string" },
       inflight: { type: "string" },
       counts: { type: "string" },
+      "count-types": { type: "string" },
       searches: { type: "string" },
       subscribers: { type: "string" },
       "live-events": { type: "string" },
@@ -128,6 +143,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
     queries: int(v.queries, "queries") ?? (quick ? 800 : 4000),
     inflight: int(v.inflight, "inflight", 1) ?? 1,
     counts: int(v.counts, "counts") ?? (quick ? 800 : 4000),
+    countTypes: countTypes(v["count-types"]),
     searches: int(v.searches, "searches") ?? (quick ? 400 : 2000),
     subscribers: int(v.subscribers, "subscribers") ?? 200,
     liveEvents: int(v["live-events"], "live-events") ?? (quick ? 300 : 1000),

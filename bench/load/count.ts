@@ -8,7 +8,7 @@ import { Rng } from "./prng.ts";
 import { filtersFor, QUERY_TYPES } from "./query.ts";
 import type { Summary } from "./stats.ts";
 
-export const COUNT_TYPES = [...QUERY_TYPES, "reactions (hll)", "followers (hll)"] as const;
+export const COUNT_TYPES = [...QUERY_TYPES, "author notes", "reactions (hll)", "followers (hll)"] as const;
 export type CountType = (typeof COUNT_TYPES)[number];
 
 export interface CountSpec {
@@ -22,16 +22,23 @@ function countFilters(type: CountType, c: Catalog, rng: Rng): WireFilter[] {
       return [{ "#e": [rng.zipf(c.roots.slice(0, 500))], kinds: [7] }];
     case "followers (hll)":
       return [{ "#p": [rng.zipf(c.authors)], kinds: [3] }];
+    case "author notes":
+      return [{ authors: [rng.zipf(c.authors)], kinds: [1] }];
     default:
       return filtersFor(type, c, rng);
   }
 }
 
-/** `n` COUNTs cycling through every type, with seeded targets. */
-export function buildCounts(c: Catalog, n: number, seed: number): CountSpec[] {
+/** `n` COUNTs cycling through `types` (default every type), with seeded targets. */
+export function buildCounts(
+  c: Catalog,
+  n: number,
+  seed: number,
+  types: readonly CountType[] = COUNT_TYPES,
+): CountSpec[] {
   const rng = new Rng(seed ^ 0xc0c0);
   return Array.from({ length: n }, (_, i) => {
-    const type = COUNT_TYPES[i % COUNT_TYPES.length]!;
+    const type = types[i % types.length]!;
     return { type, filters: countFilters(type, c, rng) };
   });
 }

@@ -78,7 +78,7 @@ export async function runE2E(
     }
     if (a.phases.includes("count")) {
       log(`count: ${a.counts} COUNTs over ${a.connections} connections, ${a.inflight} in flight each`);
-      out.count = await runCounts(url, buildCounts(catalog, a.counts, a.seed), pool);
+      out.count = await runCounts(url, buildCounts(catalog, a.counts, a.seed, a.countTypes), pool);
       mem.mark("after count");
     }
     if (a.phases.includes("search")) {

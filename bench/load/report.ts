@@ -130,15 +130,9 @@ export function e2eTables(r: E2EResult): string {
         `${n.failed ? `, ${n.failed} CLOSED` : ""}${n.timedOut ? " (timed out)" : ""}`,
       "",
     );
-    const rows: (string | number)[][] = n.byType.map((t) => [
-      t.type,
-      t.counts,
-      t.meanCount,
-      t.withHll,
-      t.ms.p50,
-      t.ms.p99,
-      t.ms.max,
-    ]);
+    const rows: (string | number)[][] = n.byType
+      .filter((t) => t.counts > 0)
+      .map((t) => [t.type, t.counts, t.meanCount, t.withHll, t.ms.p50, t.ms.p99, t.ms.max]);
     rows.push(["all", n.completed, "", n.withHll, n.ms.p50, n.ms.p99, n.ms.max]);
     out.push(table(["count", "COUNTs", "mean count", "with hll", "p50 ms", "p99 ms", "max ms"], rows));
   }

@@ -36,8 +36,10 @@ function queryOptions(
   const c = ctx.config;
   return {
     hidden: ctx.expiration.hidden,
+    anyHidden: ctx.expiration.anyHidden,
     allow: readRule(ctx, conn, filters),
     restrictedKind: (kind) => c["auth.restrictedKinds"].includes(kind),
+    restrictedKinds: c["auth.restrictedKinds"],
     hwm,
     defaultLimit: c["limits.defaultLimit"],
     maxLimit: c["limits.maxLimit"],

@@ -64,8 +64,9 @@ export const noTail: Tail<never> = { views: () => [] };
 
 const key = (name: string): Buffer => Buffer.from(`consumer:${name}`);
 
-export function readWatermark(s: Store, name: string): Watermark | undefined {
-  const v = s.state.get(key(name));
+/** `txn`: a read transaction of the derived environment, to read with other entries at once. */
+export function readWatermark(s: Store, name: string, txn?: unknown): Watermark | undefined {
+  const v = s.state.get(key(name), txn === undefined ? undefined : ({ transaction: txn } as never));
   if (!v || v.length < 28) return undefined;
   return { version: v.readUInt32BE(0), gen: readU64(v, 4), serial: readU64(v, 12), removal: readU64(v, 20) };
 }

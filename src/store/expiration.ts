@@ -50,6 +50,13 @@ export class Expiration implements Indexer {
     return t !== undefined && t <= Date.now() / 1000;
   };
 
+  /** Whether `hidden` hides anything now: some event's expiration has passed and awaits its purge. */
+  readonly anyHidden = (): boolean => {
+    if (this.bySerial.size === 0) return false;
+    for (const k of this.db.getKeys({ limit: 1 })) return keyTime(k as Buffer) <= Date.now() / 1000;
+    return false;
+  };
+
   get pending(): number {
     return this.bySerial.size;
   }

@@ -20,7 +20,7 @@ import { EMPTY, forEachIndexEntry } from "./store.ts";
 /** Events committed and not yet in the indexes, and indexed events removed since. */
 export interface TailIndex {
   events: Map<number, NostrEvent>;
-  removed: Set<number>;
+  removed: Map<number, NostrEvent>;
 }
 
 /** What one reader sees beyond the indexes' watermark, read once before it scans. */
@@ -29,8 +29,8 @@ export interface IndexSnapshot {
   through: number;
   /** events after `through`, by serial */
   events: Map<number, NostrEvent>[];
-  /** indexed events removed since: their entries may still be on disk */
-  removed: Set<number>[];
+  /** indexed events removed since (by serial): their entries may still be on disk */
+  removed: Map<number, NostrEvent>[];
 }
 
 export const INDEXES = "indexes";
@@ -70,20 +70,24 @@ export class Indexes implements Consumer<NostrEvent, TailIndex> {
   }
 
   newView(): TailIndex {
-    return { events: new Map(), removed: new Set() };
+    return { events: new Map(), removed: new Map() };
   }
 
   view(v: TailIndex, d: Derived<NostrEvent>, sign: 1 | -1, removal: boolean): void {
     if (removal) {
-      if (sign > 0) v.removed.add(d.serial);
+      if (sign > 0) v.removed.set(d.serial, d.p);
       else v.removed.delete(d.serial);
     } else if (sign > 0) v.events.set(d.serial, d.p);
     else v.events.delete(d.serial);
   }
 
-  /** The indexes' watermark and the views after it, read together. */
-  snapshot(): IndexSnapshot {
-    const w: Watermark | undefined = readWatermark(this.s, this.name);
+  /**
+   * The indexes' watermark and the views after it, read together; with `txn` (a read
+   * transaction of the derived environment) the watermark is read in it, so that index entries
+   * read in the same transaction are exactly those up to it.
+   */
+  snapshot(txn?: unknown): IndexSnapshot {
+    const w: Watermark | undefined = readWatermark(this.s, this.name, txn);
     const views = this.tail.views(w);
     return {
       through: w?.serial ?? 0,
@@ -105,13 +109,29 @@ const attached = new WeakMap<Store, Indexes>();
 export function indexSnapshot(s: Store): IndexSnapshot {
   const ix = attached.get(s);
   if (ix && ix.tail !== noTail) return ix.snapshot();
+  return fromLog(s);
+}
+
+/**
+ * The snapshot read in `txn`, a read transaction of the derived environment, for a reader that
+ * reads index entries in the same transaction; undefined when this process does not run the
+ * consumer (then the log after the watermark is on disk, in another environment).
+ */
+export function indexSnapshotIn(s: Store, txn: unknown): IndexSnapshot | undefined {
+  const ix = attached.get(s);
+  return ix && ix.tail !== noTail ? ix.snapshot(txn) : undefined;
+}
+
+function fromLog(s: Store): IndexSnapshot {
   const w = readWatermark(s, INDEXES);
   const through = w?.serial ?? 0;
   const events = new Map<number, NostrEvent>();
-  const removed = new Set<number>();
+  const removed = new Map<number, NostrEvent>();
   for (const { key, value } of s.events.getRange({ start: serialKey(through + 1) }))
     events.set(readU64(key as Buffer, 0), JSON.parse((value as Buffer).toString("utf8")) as NostrEvent);
-  if (w) for (const r of removalsAfter(s.removals, w.removal)) if (r.serial <= through) removed.add(r.serial);
+  if (w)
+    for (const r of removalsAfter(s.removals, w.removal))
+      if (r.serial <= through) removed.set(r.serial, r.event);
   return { through, events: [events], removed: [removed] };
 }
 

@@ -9,6 +9,7 @@ import { matchFilter } from "../nostr/filter.ts";
 import { MergedScan } from "./cursor.ts";
 import type { IndexSnapshot } from "./indexes.ts";
 import { indexSnapshot, removedIn, tailEvents } from "./indexes.ts";
+import { countByKeys } from "./key-count.ts";
 import { hexBytes, readU64 } from "./keys.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
@@ -46,6 +47,10 @@ export interface QueryOptions {
   allow?: (json: string) => boolean;
   /** `allow` only ever refuses events of kinds for which this is true (undefined: any kind) */
   restrictedKind?: (kind: number) => boolean;
+  /** the same kinds as a list, when known (key counts check that none is stored) */
+  restrictedKinds?: readonly number[];
+  /** false when `hidden` hides nothing at this moment (no expired event awaits its purge) */
+  anyHidden?: () => boolean;
   /** answers filters with `search`; without it they match nothing */
   search?: Searcher;
 }
@@ -192,6 +197,10 @@ export async function countQuery(
   filters: readonly Filter[],
   o: QueryOptions,
 ): Promise<number | undefined> {
+  if (filters.length === 1) {
+    const n = countByKeys(s, filters[0]!, o);
+    if (n !== undefined) return n;
+  }
   const snap = indexSnapshot(s);
   const seen = new Set<number>();
   let sinceYield = 0;
