@@ -1,12 +1,13 @@
 // What a store derives from its events, registered in one place for the relay and the data
 // commands alike: NIP-40 expiry in the writer's transaction (deciding and purging need it), and
-// the consumers of the event log (the REQ indexes, NIP-50 search, the API's counters) behind
-// one runner. An optional consumer that is turned off is marked stale, so turning it on again
-// rebuilds it.
+// the consumers of the event log (the REQ indexes, NIP-50 search, the API's counters, the NIP-45
+// registers) behind one runner. An optional consumer that is turned off is marked stale, so
+// turning it on again rebuilds it.
 import { Counters } from "./api/counters.ts";
 import type { Config } from "./config/schema.ts";
 import { ThreadApplier } from "./consumers/apply.ts";
 import { ConsumerRunner } from "./consumers/runner.ts";
+import { HllRegisters, REGISTERS_CONSUMER } from "./count/registers.ts";
 import { SearchIndex } from "./search/consumer.ts";
 import { searcher } from "./search/engine.ts";
 import type { Consumer } from "./store/consumer.ts";
@@ -23,6 +24,8 @@ export interface Derived {
   runner: ConsumerRunner;
   search: SearchIndex | undefined;
   counters: Counters | undefined;
+  /** NIP-45 counts and registers of the shapes NIP-45 names */
+  registers: HllRegisters;
   /** answers `search` filters, when search is enabled */
   searcher: Searcher | undefined;
 }
@@ -43,6 +46,7 @@ export function consumersByName(store: Store, names: readonly string[]): Consume
     if (name === "indexes") return new Indexes(store);
     if (name === "search") return new SearchIndex(store);
     if (name === "counters") return new Counters(store);
+    if (name === REGISTERS_CONSUMER) return new HllRegisters(store);
     throw new Error(`unknown consumer ${name}`);
   });
 }
@@ -60,7 +64,8 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
   if (!search) markStale(store, "search");
   if (!counters) markStale(store, "counters");
   const indexes = new Indexes(store);
-  const consumers = [indexes, search, counters].filter((c) => c !== undefined) as Consumer[];
+  const registers = new HllRegisters(store);
+  const consumers = [indexes, search, counters, registers].filter((c) => c !== undefined) as Consumer[];
   const runner = new ConsumerRunner(store, consumers, {
     intervalMs: config["consumers.intervalMs"],
     idleMs: config["consumers.idleMs"],
@@ -76,6 +81,15 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
   indexes.tail = runner.tail(indexes);
   if (search) search.tail = runner.tail(search);
   if (counters) counters.tail = runner.tail(counters);
+  registers.tail = runner.tail(registers);
   runner.catchUp(o.progress, o.batch);
-  return { expiration, indexes, runner, search, counters, searcher: search ? searcher(search) : undefined };
+  return {
+    expiration,
+    indexes,
+    runner,
+    search,
+    counters,
+    registers,
+    searcher: search ? searcher(search) : undefined,
+  };
 }

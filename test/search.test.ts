@@ -288,7 +288,9 @@ describe("relay reindex", () => {
       cwd: `${import.meta.dir}/..`,
     });
     expect({ code: p.exitCode, err: p.stderr.toString() }).toEqual({ code: 0, err: "" });
-    expect(p.stdout.toString()).toMatch(/^rebuilt search and counters from 2 stored events in \d+\.\d s\n$/);
+    expect(p.stdout.toString()).toMatch(
+      /^rebuilt indexes, search, counters and hll from 2 stored events in \d+\.\d s\n$/,
+    );
     const again = startTestRelay({}, r.dir);
     try {
       const c2 = await RawClient.connect(again.url);

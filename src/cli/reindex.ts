@@ -1,4 +1,5 @@
-// `relay reindex`: rebuilds derived indexes (NIP-50 search, the API counters) from the stored
+// `relay reindex`: rebuilds derived indexes (REQ indexes, NIP-50 search, the API counters, the
+// NIP-45 registers) from the stored
 // events, e.g. after a change of the tokenizer or to repair one. The relay rebuilds a derived
 // index by itself at start-up when it is missing, of another version, or was turned off.
 
@@ -11,14 +12,26 @@ import { Progress } from "./progress.ts";
 export const help = `relay reindex [NAME...] [--data DIR] [--config FILE] [--batch N] [--quiet]
 
 Rebuilds the named derived indexes from every stored event, N events per write transaction
-(default 10000), with a progress bar: 'search' (NIP-50) and 'counters' (the HTTP API). Without
-a name, every one the configuration enables. Stop 'relay serve' on this data directory first.`;
+(default 10000), with a progress bar: 'indexes' (the REQ indexes), 'search' (NIP-50),
+'counters' (the HTTP API) and 'hll' (NIP-45 counts). Without a name, every one the
+configuration enables. Stop 'relay serve' on this data directory first.`;
 
-const NAMES = ["search", "counters"] as const;
-const ENABLED: Record<(typeof NAMES)[number], "search.enabled" | "api.enabled"> = {
+const NAMES = ["indexes", "search", "counters", "hll"] as const;
+/** The setting that turns each on; the REQ indexes and NIP-45 counts are always kept. */
+const ENABLED: Record<(typeof NAMES)[number], "search.enabled" | "api.enabled" | undefined> = {
+  indexes: undefined,
   search: "search.enabled",
   counters: "api.enabled",
+  hll: undefined,
 };
+const enabled = (config: Record<string, unknown>, name: (typeof NAMES)[number]): boolean => {
+  const key = ENABLED[name];
+  return key === undefined || config[key] === true;
+};
+
+/** "a", "a and b", "a, b and c" */
+const list = (xs: readonly string[]): string =>
+  xs.length <= 1 ? (xs[0] ?? "") : `${xs.slice(0, -1).join(", ")} and ${xs.at(-1)}`;
 
 export async function run(argv: string[]): Promise<number> {
   return guarded("reindex", async () => {
@@ -34,10 +47,10 @@ export async function run(argv: string[]): Promise<number> {
       if (!(NAMES as readonly string[]).includes(name))
         throw new UsageError(`unknown index '${name}' (known: ${NAMES.join(", ")})`);
     const named = (
-      positional.length > 0 ? positional : NAMES.filter((n) => config[ENABLED[n]])
+      positional.length > 0 ? positional : NAMES.filter((n) => enabled(config, n))
     ) as (typeof NAMES)[number][];
     for (const name of named)
-      if (!config[ENABLED[name]])
+      if (!enabled(config, name))
         throw new UsageError(`${name} is turned off (${ENABLED[name]} = false): nothing to rebuild`);
     const store = openExisting(config.data);
     try {
@@ -57,7 +70,7 @@ export async function run(argv: string[]): Promise<number> {
       for (const bar of bars.values()) bar.done();
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       console.log(
-        `rebuilt ${named.join(" and ") || "nothing"} from ${store.lastSerial} stored events in ${seconds} s`,
+        `rebuilt ${list(named) || "nothing"} from ${store.lastSerial} stored events in ${seconds} s`,
       );
       return 0;
     } finally {

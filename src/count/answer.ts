@@ -11,6 +11,8 @@ import type { QueryOptions } from "../store/query.ts";
 import { countQuery } from "../store/query.ts";
 import type { Store } from "../store/store.ts";
 import { Hll } from "./hll.ts";
+import type { HllRegisters } from "./registers.ts";
+import { recordKey } from "./registers.ts";
 import type { HllShape } from "./shapes.ts";
 import { hllShape } from "./shapes.ts";
 
@@ -77,9 +79,17 @@ export async function countAnswer(
   s: Store,
   filters: readonly Filter[],
   o: QueryOptions,
+  registers?: HllRegisters,
 ): Promise<CountAnswer | undefined> {
   const shape = hllShape(filters);
-  if (shape && tagPrefix(shape.tag, shape.value)) return countWithHll(s, shape, o);
+  if (shape && tagPrefix(shape.tag, shape.value)) {
+    // One read of the kept registers, unless an access rule may refuse some counted event or
+    // only the index can tell (see HllRegisters.read).
+    const key = registers && !o.allow ? recordKey(shape.index, shape.tag, shape.value) : undefined;
+    const r = key === undefined ? undefined : registers!.read(key, o.hwm);
+    if (r) return { count: r.count, hll: Buffer.from(r.registers).toString("hex") };
+    return countWithHll(s, shape, o);
+  }
   const count = await countQuery(s, filters, o);
   return count === undefined ? undefined : { count };
 }

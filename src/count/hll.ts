@@ -33,6 +33,22 @@ const nibble = (c: number): number => (c <= 57 ? c - 48 : c - 87);
 const hexByte = (s: string, at: number, byte: number): number =>
   (nibble(s.charCodeAt(at + 2 * byte)) << 4) | nibble(s.charCodeAt(at + 2 * byte + 1));
 
+/** The register a pubkey (64-char lowercase hex at `at` of `s`) sets for `offset`, and its value. */
+export function registerOf(s: string, offset: number, at = 0): { ri: number; rho: number } {
+  const ri = hexByte(s, at, offset);
+  let zeros = 0;
+  for (let i = offset + 1; i < offset + 8; i++) {
+    const b = hexByte(s, at, i);
+    if (b === 0) {
+      zeros += 8;
+      continue;
+    }
+    zeros += Math.clz32(b) - 24;
+    break;
+  }
+  return { ri, rho: zeros + 1 };
+}
+
 export class Hll {
   readonly registers = new Uint8Array(REGISTERS);
 
@@ -42,20 +58,8 @@ export class Hll {
 
   /** Feeds the 64-char lowercase hex pubkey found at character `at` of `s` (default: s is it). */
   add(s: string, at = 0): void {
-    const o = this.offset;
-    const ri = hexByte(s, at, o);
-    let zeros = 0;
-    for (let i = o + 1; i < o + 8; i++) {
-      const b = hexByte(s, at, i);
-      if (b === 0) {
-        zeros += 8;
-        continue;
-      }
-      zeros += Math.clz32(b) - 24;
-      break;
-    }
-    const rho = zeros + 1;
-    if (rho > this.registers[ri]!) this.registers[ri] = rho;
+    const r = registerOf(s, this.offset, at);
+    if (r.rho > this.registers[r.ri]!) this.registers[r.ri] = r.rho;
   }
 
   hex(): string {

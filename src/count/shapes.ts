@@ -15,6 +15,8 @@ export const HLL_SHAPES: readonly { name: string; tag: string; kinds: readonly n
 ];
 
 export interface HllShape {
+  /** which of HLL_SHAPES */
+  index: number;
   tag: string;
   value: string;
   kinds: number[];
@@ -30,10 +32,10 @@ export function hllShape(filters: readonly Filter[]): HllShape | undefined {
   const [tag, values] = f.tags[0]!;
   if (values.length !== 1) return undefined;
   const kinds = [...new Set(f.kinds)].sort((a, b) => a - b);
-  const known = HLL_SHAPES.some(
+  const index = HLL_SHAPES.findIndex(
     (s) => s.tag === tag && s.kinds.length === kinds.length && s.kinds.every((k, i) => k === kinds[i]),
   );
-  if (!known) return undefined;
+  if (index < 0) return undefined;
   const value = values[0]!;
-  return { tag, value, kinds, offset: hllOffset(value) };
+  return { index, tag, value, kinds, offset: hllOffset(value) };
 }

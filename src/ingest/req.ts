@@ -131,6 +131,7 @@ export async function handleCount(
       ctx.store,
       filters as Filter[],
       queryOptions(ctx, conn, filters as Filter[], ctx.writer.visibleSerial, () => conn.closed),
+      ctx.derived.registers,
     );
     if (n !== undefined) conn.send(countFrame(subId, n.count, false, n.hll));
   } catch (e) {
