@@ -75,6 +75,7 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
       ? new ThreadApplier(
           config.data,
           consumers.map((c) => c.name),
+          config["store.mapSizeGb"],
         )
       : undefined,
   });

@@ -41,7 +41,7 @@ export function startRelay(config: Config): Relay {
     libraryPath: config["verify.libraryPath"] || undefined,
     batchSize: config["verify.batchSize"],
   });
-  const store = openStore(config.data);
+  const store = openStore(config.data, { mapSizeGb: config["store.mapSizeGb"] });
   const derived = openDerived(store, config, { thread: config["consumers.thread"] });
   const { expiration, runner } = derived;
   const live = new LiveIndex<Subscription>(derived.search ? matchSearch : undefined);

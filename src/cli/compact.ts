@@ -50,7 +50,7 @@ export async function run(argv: string[]): Promise<number> {
     const dest = positional[0];
     if (dest === undefined) throw new UsageError("needs DEST, the directory to write the copy to");
     if (resolve(dest) === resolve(config.data)) throw new UsageError("DEST is the data directory itself");
-    const source = openExisting(config.data);
+    const source = openExisting(config.data, config["store.mapSizeGb"]);
     const started = performance.now();
     let before: Record<string, number>;
     let after: Record<string, number>;

@@ -79,10 +79,10 @@ export function commandArgs(
 }
 
 /** Opens the store of an existing data directory; never creates an empty one by mistake. */
-export function openExisting(dir: string): Store {
+export function openExisting(dir: string, mapSizeGb?: number): Store {
   if (!existsSync(join(dir, "data.mdb"))) throw new IoError(`no relay data in ${dir} (no data.mdb)`);
   try {
-    return openStore(dir);
+    return openStore(dir, { mapSizeGb });
   } catch (e) {
     throw new IoError(`cannot open ${dir}: ${(e as Error).message}`);
   }
@@ -101,14 +101,15 @@ export interface WritableStore {
  * index as the server would. Creates the directory unless `mustExist`.
  */
 export function openForWrite(config: Config, mustExist: boolean): WritableStore {
-  const store = mustExist ? openExisting(config.data) : openOrCreate(config.data);
+  const mapSizeGb = config["store.mapSizeGb"];
+  const store = mustExist ? openExisting(config.data, mapSizeGb) : openOrCreate(config.data, mapSizeGb);
   const derived = openDerived(store, config, { log: (line) => console.error(line) });
   return { store, derived, finish: () => derived.runner.catchUp() };
 }
 
-function openOrCreate(dir: string): Store {
+function openOrCreate(dir: string, mapSizeGb: number): Store {
   try {
-    return openStore(dir);
+    return openStore(dir, { mapSizeGb });
   } catch (e) {
     throw new IoError(`cannot open ${dir}: ${(e as Error).message}`);
   }

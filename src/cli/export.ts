@@ -29,7 +29,7 @@ export async function run(argv: string[]): Promise<number> {
       positional: 0,
     });
     const filter = filterFromFlags(flags);
-    const store = openExisting(config.data);
+    const store = openExisting(config.data, config["store.mapSizeGb"]);
     const out = new StdoutSink();
     const started = performance.now();
     let n = 0;

@@ -52,7 +52,7 @@ export async function run(argv: string[]): Promise<number> {
     for (const name of named)
       if (!enabled(config, name))
         throw new UsageError(`${name} is turned off (${ENABLED[name]} = false): nothing to rebuild`);
-    const store = openExisting(config.data);
+    const store = openExisting(config.data, config["store.mapSizeGb"]);
     try {
       for (const name of named) markStale(store, name);
       const quiet = flags.quiet !== undefined;

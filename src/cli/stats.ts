@@ -109,7 +109,7 @@ export function collectStats(store: Store, dir: string): Stats {
 export async function run(argv: string[]): Promise<number> {
   return guarded("stats", async () => {
     const { flags, config } = commandArgs(argv, { booleans: ["json"], positional: 0 });
-    const store = openExisting(config.data);
+    const store = openExisting(config.data, config["store.mapSizeGb"]);
     let s: Stats;
     try {
       s = collectStats(store, config.data);

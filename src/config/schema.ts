@@ -82,6 +82,12 @@ export const SCHEMA = {
   "verify.libraryPath": s("", "path of libsecp256k1 to try first", false),
   "verify.batchSize": i(64, "events per verification batch", false, { min: 1 }),
   "writer.maxBatch": i(2048, "most events committed in one write transaction", false, { min: 1 }),
+  "store.mapSizeGb": i(
+    1024,
+    "LMDB memory map of each environment, in GiB: the most data it can hold (address space, not memory or disk)",
+    false,
+    { min: 1 },
+  ),
   "consumers.intervalMs": i(
     250,
     "derived indexes (search, API counters) apply new events at least this often",

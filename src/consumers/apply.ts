@@ -106,10 +106,10 @@ export class ThreadApplier implements Applier {
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   broken = false;
 
-  constructor(path: string, names: readonly string[]) {
+  constructor(path: string, names: readonly string[], mapSizeGb?: number) {
     // Named, so per-thread CPU (top -H, /proc/PID/task) tells it from the verify threads.
     this.worker = new Worker(new URL("./worker.ts", import.meta.url), {
-      workerData: { path, names },
+      workerData: { path, names, mapSizeGb },
       name: "consumers",
     });
     this.worker.on("message", (m: Applied) => {

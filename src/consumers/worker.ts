@@ -11,8 +11,8 @@ import { openStore } from "../store/store.ts";
 import type { Applied, GenPayload } from "./apply.ts";
 import { applyShares, shares } from "./apply.ts";
 
-const { path, names } = workerData as { path: string; names: string[] };
-const store = openStore(path);
+const { path, names, mapSizeGb } = workerData as { path: string; names: string[]; mapSizeGb?: number };
+const store = openStore(path, { mapSizeGb });
 const consumers = consumersByName(store, names);
 
 /**

@@ -126,11 +126,30 @@ export function replayStored(
   }
 }
 
-export function openStore(path: string): Store {
+export interface StoreOptions {
+  /** size of each environment's memory map in GiB (store.mapSizeGb) */
+  mapSizeGb?: number;
+}
+
+/** The default of store.mapSizeGb. */
+export const DEFAULT_MAP_SIZE_GB = 1024;
+
+export function openStore(path: string, o: StoreOptions = {}): Store {
+  // One memory map of a fixed size, reserved once: lmdb-js otherwise starts with a small map and
+  // maps the file again each time it grows, and the old maps stay resident (measured: 340 MiB of
+  // file-backed RSS for 130 MB of data files after the 50k-event ingest, 185 MiB with one map).
+  // The size is address space, not memory or disk; the files grow with the data.
   // noSubdir: false, or lmdb-js takes a path with a dot in its last part (tmp.XYZ, data.v2) for
   // a file name and fails on an existing directory or creates a file instead of a directory.
-  const env = open({ path, maxDbs: 32, compression: false, noSubdir: false });
-  const derived = open({ path: join(path, DERIVED_DIR), maxDbs: 32, compression: false, noSubdir: false });
+  const mapSize = (o.mapSizeGb ?? DEFAULT_MAP_SIZE_GB) * 2 ** 30;
+  const env = open({ path, maxDbs: 32, compression: false, noSubdir: false, mapSize });
+  const derived = open({
+    path: join(path, DERIVED_DIR),
+    maxDbs: 32,
+    compression: false,
+    noSubdir: false,
+    mapSize,
+  });
   dropMoved(env);
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
   const ddb = (name: string): BinDb => derived.openDB({ name, keyEncoding: "binary", encoding: "binary" });
