@@ -53,4 +53,21 @@ parentPort?.on("message", async (g: GenPayload) => {
     reply = { n: g.n, error: (e as Error).message };
   }
   parentPort?.postMessage(reply);
+  collect(g.adds.length);
 });
+
+let sinceCollect = 0;
+
+/**
+ * A full collection after a large batch (and now and then after small ones): what a batch
+ * allocates (parsed events, tokens, keys) is all garbage once it is applied, and JavaScriptCore
+ * otherwise lets this thread's heap grow to several times what it holds (measured on the 50k
+ * ingest: 171 MB of heap for 28 MB live; collecting after each batch took the relay's anonymous
+ * memory from 485 to 393 MiB at no measurable CPU cost per event).
+ */
+function collect(events: number): void {
+  sinceCollect += events;
+  if (sinceCollect < 1000) return;
+  sinceCollect = 0;
+  Bun.gc(true);
+}
