@@ -53,12 +53,6 @@ export type HllView = Map<string, HllRecord>;
 const HEAD = 10;
 const newRecord = (): HllRecord => ({ count: 0, expiring: 0, held: new Map() });
 
-export function encodeRecord(r: HllRecord): Buffer {
-  return mergeRecord(undefined, r) ?? Buffer.from(HEADER_ZERO);
-}
-
-const HEADER_ZERO = new Uint8Array(HEAD);
-
 /** Writes one (register value, events) entry at `at`; returns where the next one goes. */
 function putEntry(out: Buffer, at: number, rv: number, n: number): number {
   out[at++] = rv >> 6;
@@ -159,11 +153,18 @@ function dbKey(key: string): Buffer | undefined {
   return prefix ? Buffer.concat([Buffer.of(key.charCodeAt(0)), prefix]) : undefined;
 }
 
-/** Adds `sign` times an event's contribution to a record. */
-function add(r: HllRecord, rv: number, expiring: boolean, sign: 1 | -1): void {
-  r.count += sign;
-  if (expiring) r.expiring += sign;
-  r.held.set(rv, (r.held.get(rv) ?? 0) + sign);
+/** Adds `sign` times an event's contribution to every record it touches in `into`. */
+function fold(into: HllView, p: HllContribution, sign: 1 | -1): void {
+  for (const m of p.marks) {
+    let r = into.get(m.key);
+    if (!r) {
+      r = newRecord();
+      into.set(m.key, r);
+    }
+    r.count += sign;
+    if (p.expiring) r.expiring += sign;
+    r.held.set(m.rv, (r.held.get(m.rv) ?? 0) + sign);
+  }
 }
 
 export class HllRegisters implements Consumer<HllContribution, HllView> {
@@ -199,8 +200,8 @@ export class HllRegisters implements Consumer<HllContribution, HllView> {
     removes: readonly Derived<HllContribution>[],
   ): void {
     const batch: HllView = new Map();
-    this.fold(batch, adds, 1);
-    this.fold(batch, removes, -1);
+    for (const { p } of adds) fold(batch, p, 1);
+    for (const { p } of removes) fold(batch, p, -1);
     for (const [key, d] of batch) {
       // A contact list replaced by one naming the same pubkeys leaves its records as they are.
       if (d.count === 0 && d.expiring === 0 && [...d.held.values()].every((n) => n === 0)) continue;
@@ -213,18 +214,6 @@ export class HllRegisters implements Consumer<HllContribution, HllView> {
     }
   }
 
-  private fold(into: HllView, ds: readonly Derived<HllContribution>[], sign: 1 | -1): void {
-    for (const { p } of ds)
-      for (const m of p.marks) {
-        let r = into.get(m.key);
-        if (!r) {
-          r = newRecord();
-          into.set(m.key, r);
-        }
-        add(r, m.rv, p.expiring, sign);
-      }
-  }
-
   clear(_s: Store): void {
     this.db.clearSync();
   }
@@ -234,7 +223,7 @@ export class HllRegisters implements Consumer<HllContribution, HllView> {
   }
 
   view(v: HllView, d: Derived<HllContribution>, sign: 1 | -1, removal: boolean): void {
-    this.fold(v, [d], removal ? (-sign as 1 | -1) : sign);
+    fold(v, d.p, removal ? (-sign as 1 | -1) : sign);
   }
 
   /**
