@@ -92,6 +92,11 @@ export class Counters implements Consumer<Contribution, Deltas> {
   /** set by the runner that feeds this consumer */
   tail: Tail<Deltas> = noTail;
 
+  /** The listener hears of every batch, read or not. */
+  get eager(): boolean {
+    return this.listener !== undefined;
+  }
+
   constructor(private readonly s: Store) {
     this.notes = openDb(s, "api_note");
     this.pubkeys = openDb(s, "api_pubkey");

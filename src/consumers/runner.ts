@@ -360,6 +360,10 @@ export class ConsumerRunner {
           .map((a) => ({ serial: a.serial, p: derived(this.consumers, a, i) })),
         removes: g.removes.map((r) => ({ serial: r.serial, p: derived(this.consumers, r, i) })),
       }));
+      // A listener fed by views hears of this batch now if no reader made it hear before.
+      this.consumers.forEach((c, i) => {
+        if (c.eager) this.viewOf(g, i);
+      });
       this.sealed.shift();
       this.diskSerial = g.maxSerial;
       this.batches++;

@@ -38,6 +38,12 @@ export interface Consumer<P = unknown, V = unknown> {
    * by an earlier version that kept them otherwise), so they are adopted instead of rebuilt.
    */
   adopt?(s: Store): boolean;
+  /**
+   * Whether every batch's view must be built before the batch leaves the tail, even when no
+   * reader asked for it: a consumer whose view() tells a listener (the trending window) what was
+   * committed would otherwise not tell it about a batch applied before anyone read.
+   */
+  readonly eager?: boolean;
   /** An empty view of a batch not yet applied. */
   newView(): V;
   /** Counts `d` into (sign 1) or out of (sign -1) a view, as an add or as a removal. */
