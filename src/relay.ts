@@ -1,5 +1,6 @@
 // Wires the pipeline together: store → writer → live fanout, and the server in front.
 // `startRelay` is what `relay serve` and the tests call.
+import { join } from "node:path";
 import type { Server } from "bun";
 import { startApi } from "./api/routes.ts";
 import { ConfigError } from "./config/load.ts";
@@ -17,7 +18,8 @@ import { matchSearch } from "./search/match.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
 import { startMetricsServer } from "./server/metrics.ts";
 import { startServer } from "./server/server.ts";
-import { closeStore, openStore } from "./store/store.ts";
+import { releasePages } from "./store/residency.ts";
+import { closeStore, DERIVED_DIR, openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
 import { createVerifyPool } from "./verify/pool.ts";
 
@@ -93,6 +95,11 @@ export function startRelay(config: Config): Relay {
     }, config["expiration.purgeIntervalSeconds"] * 1000),
     setInterval(() => ctx.rates.sweep(), 60_000),
   ];
+  const release = config["store.releasePagesSeconds"];
+  if (release > 0)
+    timers.push(
+      setInterval(() => releasePages([config.data, join(config.data, DERIVED_DIR)]), release * 1000),
+    );
   let stopping: Promise<void> | undefined;
   return {
     ctx,

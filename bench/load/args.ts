@@ -32,6 +32,8 @@ export interface BenchArgs {
   filter: RegExp | undefined;
   /** after the ingest, wait for the relay's derived indexes to catch up (its /metrics lag) */
   settle: boolean;
+  /** idle seconds after the ingest before memory is read again (0 = none) */
+  restSeconds: number;
 }
 
 export const USAGE = `usage: bun bench/run.ts [options]
@@ -60,6 +62,8 @@ export const USAGE = `usage: bun bench/run.ts [options]
   --no-settle         go on at once after the ingest; by default the load tool waits until the
                       relay's /metrics says its derived indexes have caught up, and counts that
                       time and CPU into the ingest's CPU per event
+  --rest S            after the ingest (and the catch-up), wait S idle seconds and read the
+                      relay's memory again: what an operator sees once the load stops (default 0)
   --skip-micro        no micro-benchmarks      --micro-only   only micro-benchmarks
   --filter REGEX      only micro-benchmarks whose name matches`;
 
@@ -118,6 +122,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
       "micro-only": { type: "boolean" },
       filter: { type: "string" },
       "no-settle": { type: "boolean" },
+      rest: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -156,5 +161,6 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
     e2e: !v["micro-only"],
     filter: v.filter === undefined ? undefined : new RegExp(v.filter),
     settle: !v["no-settle"],
+    restSeconds: int(v.rest, "rest") ?? 0,
   };
 }

@@ -70,6 +70,10 @@ export async function runE2E(
         out.settled = await settle(url, a.timeoutMs);
         if (out.settled.reported) mem.mark("after catch-up");
       }
+      if (a.restSeconds > 0) {
+        await Bun.sleep(a.restSeconds * 1000);
+        mem.mark(`after ${a.restSeconds} s at rest`);
+      }
     }
     if (a.phases.includes("query")) {
       log(`query: ${a.queries} REQs over ${a.connections} connections, ${a.inflight} in flight each`);

@@ -88,6 +88,12 @@ export const SCHEMA = {
     false,
     { min: 1 },
   ),
+  "store.releasePagesSeconds": i(
+    10,
+    "every this many seconds, unmap the data files' pages from the relay's memory; they stay in the kernel's page cache (0 = never)",
+    false,
+    { min: 0 },
+  ),
   "consumers.intervalMs": i(
     250,
     "derived indexes (search, API counters) apply new events at least this often",
@@ -165,7 +171,7 @@ export const SCHEMA = {
   }),
   "online.allowPrivate": b(false, "also probe loopback, private and link-local addresses", false),
   "process.allocatorPurgeMs": i(
-    -1,
+    1000,
     "return memory the allocator freed to the OS after this many ms (-1 = keep it for reuse; sets MIMALLOC_PURGE_DELAY)",
     false,
     { min: -1 },
