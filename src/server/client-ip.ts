@@ -55,9 +55,9 @@ export function parseRange(text: string): Range | string {
   const net = bytes(addr);
   if (!net) return `'${text}' is not an IP address or CIDR range`;
   const max = net.length * 8;
-  const bits = slash === -1 ? max : Number(text.slice(slash + 1));
-  if (!Number.isInteger(bits) || bits < 0 || bits > max || !/^\d+$/.test(text.slice(slash + 1) || "0"))
-    return `'${text}' has a bad prefix length (0 to ${max})`;
+  const suffix = slash === -1 ? String(max) : text.slice(slash + 1);
+  const bits = Number(suffix);
+  if (!/^\d{1,3}$/.test(suffix) || bits > max) return `'${text}' has a bad prefix length (0 to ${max})`;
   return { net, bits };
 }
 
