@@ -130,7 +130,8 @@ export function syntaxErrorLine(text: string, message: string): number | undefin
   let firstFailing: number | undefined;
   for (let n = 1; n <= lines.length; n++) {
     try {
-      Bun.TOML.parse(lines.slice(0, n).join("\n"));
+      // Each cut keeps its line's newline: some errors are found at that newline.
+      Bun.TOML.parse(`${lines.slice(0, n).join("\n")}\n`);
     } catch (e) {
       if ((e as Error).message === message) return n;
       firstFailing ??= n;
