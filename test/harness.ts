@@ -73,7 +73,7 @@ export class RawClient {
 
   /** `headers` go with the upgrade request (a reverse proxy's X-Forwarded-For, say). */
   static async connect(url: string, headers?: Record<string, string>): Promise<RawClient> {
-    const ws = headers ? new WebSocket(url, { headers } as unknown as string[]) : new WebSocket(url);
+    const ws = new WebSocket(url, { headers });
     await new Promise<void>((resolve, reject) => {
       ws.onopen = () => resolve();
       ws.onerror = () => reject(new Error(`cannot connect to ${url}`));
