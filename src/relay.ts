@@ -13,10 +13,13 @@ import type { RelayContext } from "./ingest/context.ts";
 import { newCounters } from "./ingest/context.ts";
 import { PolicyPlugin } from "./ingest/plugin.ts";
 import { RateLimiter } from "./ingest/ratelimit.ts";
+import { configureLog, log } from "./log.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
 import { matchSearch } from "./search/match.ts";
+import { inList } from "./server/client-ip.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
 import { startMetricsServer } from "./server/metrics.ts";
+import { RefusalSummary } from "./server/refusals.ts";
 import { startServer } from "./server/server.ts";
 import { releasePages } from "./store/residency.ts";
 import { closeStore, DERIVED_DIR, openStore } from "./store/store.ts";
@@ -34,6 +37,7 @@ export interface Relay {
 }
 
 export function startRelay(config: Config): Relay {
+  configureLog({ level: config["log.level"], format: config["log.format"] });
   const backend = config["verify.backend"];
   if (backend !== "auto" && backend !== "native" && backend !== "noble")
     throw new ConfigError(`verify.backend: expected auto, native or noble, got ${backend}`);
@@ -44,7 +48,10 @@ export function startRelay(config: Config): Relay {
     batchSize: config["verify.batchSize"],
   });
   const store = openStore(config.data, { mapSizeGb: config["store.mapSizeGb"] });
-  const derived = openDerived(store, config, { thread: config["consumers.thread"] });
+  const derived = openDerived(store, config, {
+    thread: config["consumers.thread"],
+    log: (line) => log.info(line),
+  });
   const { expiration, runner } = derived;
   const live = new LiveIndex<Subscription>(derived.search ? matchSearch : undefined);
   // The listening port is known only once the server is up (port 0 picks one).
@@ -71,14 +78,17 @@ export function startRelay(config: Config): Relay {
     isOwnUrl: (url) => isOwnUrl(url),
     expiration,
     derived,
-    rates: new RateLimiter(() => ctx.config),
+    rates: new RateLimiter(
+      () => ctx.config,
+      (ip) => inList(ctx.config["rate.exemptIps"], ip),
+    ),
     conns: new Set(),
     plugin: config["policy.plugin"]
       ? new PolicyPlugin({
           command: config["policy.plugin"],
           timeoutMs: () => ctx.config["policy.pluginTimeoutMs"],
           failOpen: () => ctx.config["policy.pluginFailOpen"],
-          log: (m) => console.warn(m),
+          log: (m) => log.warn(m, { plugin: config["policy.plugin"] }),
         })
       : undefined,
   };
@@ -88,12 +98,18 @@ export function startRelay(config: Config): Relay {
   const conns = ctx.conns;
   const port = server.port ?? config.port;
   isOwnUrl = ownUrlCheck(config.host, port, () => ctx.config.publicUrl);
+  const summarySeconds = config["log.summarySeconds"];
+  const refusals = new RefusalSummary(ctx.counters);
   const host = server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname;
   const timers = [
     setInterval(() => {
       if (expiration.pending > 0) void writer.task((s) => expiration.purge(s, Date.now() / 1000, 10_000));
     }, config["expiration.purgeIntervalSeconds"] * 1000),
     setInterval(() => ctx.rates.sweep(), 60_000),
+    setInterval(() => {
+      const r = refusals.next();
+      if (r) log.info(`refused ${r.total} in ${summarySeconds} s`, r.byReason);
+    }, summarySeconds * 1000),
   ];
   const release = config["store.releasePagesSeconds"];
   if (release > 0)

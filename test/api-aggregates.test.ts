@@ -356,6 +356,9 @@ describe("GET /v0/search", () => {
 
 describe("HTTP behaviour", () => {
   test("ETag and Cache-Control; If-None-Match gives 304; HEAD has the headers and no body", async () => {
+    // The plain representation (fetch asks for gzip by default; http-details.test.ts covers it).
+    const get = (path: string, init: RequestInit = {}) =>
+      fetch(`${base}${path}`, { ...init, headers: { "Accept-Encoding": "identity", ...init.headers } });
     const r = await get("/v0/trending/notes");
     const etag = r.headers.get("etag");
     expect(etag).toMatch(/^"[0-9a-z]+"$/);

@@ -64,16 +64,19 @@ describe("counters over existing data", () => {
     c.close();
     await off.stop();
 
+    // The relay's log (src/log.ts) writes info lines to stdout.
     const lines: string[] = [];
-    const log = console.log;
-    console.log = (line: string) => lines.push(line);
+    const write = process.stdout.write;
+    process.stdout.write = ((chunk: string) => lines.push(String(chunk)) > 0) as typeof write;
     let on: TestRelay;
     try {
       on = start({}, dir);
     } finally {
-      console.log = log;
+      process.stdout.write = write;
     }
-    expect(lines.filter((l) => /^counters: built from 5 stored events in \d+ ms$/.test(l))).toHaveLength(1);
+    expect(
+      lines.filter((l) => / info +counters: built from 5 stored events in \d+ ms\n$/.test(l)),
+    ).toHaveLength(1);
     const trending = (await (await get(on, "/v0/trending/notes")).json()) as {
       notes: { event: { id: string }; counts: unknown }[];
     };

@@ -1,4 +1,4 @@
-// GET /v1/online: off by default (no probes, nothing listed); on, it probes the relays named in
+// GET /v1/online (the URLs) and /v1/online/stats: off by default (no probes, nothing listed); on, it probes the relays named in
 // stored NIP-65 lists (a second test relay, a NIP-11 stub that counts its requests, a closed
 // port) and lists exactly the reachable ones, each probed once per interval; without
 // online.allowPrivate, loopback addresses are never fetched.
@@ -58,7 +58,11 @@ interface Online {
 }
 
 const online = async (r: TestRelay): Promise<Online> =>
-  (await (await fetch(`${r.url.replace("ws://", "http://")}/v1/online`)).json()) as Online;
+  (await (await fetch(`${r.url.replace("ws://", "http://")}/v1/online/stats`)).json()) as Online;
+
+/** GET /v1/online: the URLs of the relays online, as the aggregator seed specifies. */
+const onlineUrls = async (r: TestRelay): Promise<unknown> =>
+  (await fetch(`${r.url.replace("ws://", "http://")}/v1/online`)).json();
 
 async function untilProbed(r: TestRelay, n: number): Promise<Online> {
   for (let i = 0; i < 200; i++) {
@@ -82,6 +86,7 @@ describe("GET /v1/online", () => {
       probed: 0,
       relays: [],
     });
+    expect(await onlineUrls(r)).toEqual([]);
     expect(target.accepts).toEqual([]);
   });
 
@@ -104,6 +109,7 @@ describe("GET /v1/online", () => {
     expect(o.window_seconds).toBe(600);
     expect(o.known).toBe(3);
     expect(o.relays.map((x) => x.url)).toEqual([second.url, target.url].sort());
+    expect(await onlineUrls(r)).toEqual([second.url, target.url].sort());
     for (const x of o.relays) {
       expect(x.last_seen).toBeGreaterThanOrEqual(t);
       expect(x.last_seen).toBeLessThanOrEqual(now());

@@ -1,35 +1,20 @@
 // Headless Debian chromium for the explorer's browser tests and scripts/screenshots.ts, driven by
-// playwright-core. Installs chromium when missing and running as root; otherwise fails with the
-// command to run, so a machine without a browser never passes by skipping.
+// playwright-core. Nothing is installed from here (`.ci/run` installs chromium): without it the
+// browser tests skip with one line saying what to install.
 import { existsSync } from "node:fs";
 import { type Browser, chromium } from "playwright-core";
 
 export const CHROMIUM = "/usr/bin/chromium";
 
-function ensureChromium(): void {
-  if (existsSync(CHROMIUM)) return;
-  if (process.getuid?.() !== 0)
-    throw new Error(
-      `the explorer browser tests need ${CHROMIUM}; install it with: sudo apt-get update && sudo apt-get install -y chromium`,
-    );
-  console.log("installing chromium (apt-get) for the explorer browser tests…");
-  for (const cmd of [
-    ["apt-get", "update", "-qq"],
-    ["apt-get", "install", "-y", "-qq", "chromium"],
-  ]) {
-    const r = Bun.spawnSync({
-      cmd,
-      stdout: "ignore",
-      stderr: "pipe",
-      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-    });
-    if (r.exitCode !== 0) throw new Error(`'${cmd.join(" ")}' failed: ${r.stderr.toString().slice(-2000)}`);
-  }
-  if (!existsSync(CHROMIUM)) throw new Error(`apt-get installed chromium but ${CHROMIUM} is missing`);
+/** Why the browser tests cannot run here, or undefined when they can. */
+export function chromiumMissing(): string | undefined {
+  if (existsSync(CHROMIUM)) return undefined;
+  return `${CHROMIUM} is missing; install it with: sudo apt-get install -y chromium (.ci/run does)`;
 }
 
 export async function launchChromium(): Promise<Browser> {
-  ensureChromium();
+  const missing = chromiumMissing();
+  if (missing) throw new Error(missing);
   // --no-sandbox: the tests often run as root in a container, where chromium's sandbox cannot start.
   return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
 }

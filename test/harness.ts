@@ -71,8 +71,9 @@ export class RawClient {
     };
   }
 
-  static async connect(url: string): Promise<RawClient> {
-    const ws = new WebSocket(url);
+  /** `headers` go with the upgrade request (a reverse proxy's X-Forwarded-For, say). */
+  static async connect(url: string, headers?: Record<string, string>): Promise<RawClient> {
+    const ws = new WebSocket(url, { headers });
     await new Promise<void>((resolve, reject) => {
       ws.onopen = () => resolve();
       ws.onerror = () => reject(new Error(`cannot connect to ${url}`));

@@ -91,6 +91,7 @@ export const serialize = {
   trending: compile(trendingSchema),
   profile: compile(profileSchema),
   online: compile(onlineSchema),
+  onlineUrls: compile(list(str)),
   error: compile(errorSchema),
 };
 
@@ -109,19 +110,31 @@ function matches(header: string | null, etag: string): boolean {
 const exposing = (cors: Record<string, string>): Record<string, string> =>
   "Access-Control-Allow-Origin" in cors ? { ...cors, "Access-Control-Expose-Headers": "ETag" } : cors;
 
-/** A 200 answer with its ETag and max-age, or 304 when the client already has this body. */
+/** Bodies at least this long are gzipped for clients that accept it; smaller ones gain little. */
+const GZIP_MIN_BYTES = 1024;
+
+/**
+ * A 200 answer with its ETag and max-age, or 304 when the client already has this body. Long
+ * bodies go gzipped to clients that accept it; each encoding is its own representation, with its
+ * own ETag, and `Vary: Accept-Encoding` tells caches so.
+ */
 export function okReply(req: Request, body: string, cors: Record<string, string>, maxAge: number): Response {
-  const etag = etagOf(body);
-  const headers = { ...exposing(cors), ETag: etag, "Cache-Control": `public, max-age=${maxAge}` };
+  const raw = Buffer.from(body);
+  const gzip = raw.byteLength >= GZIP_MIN_BYTES && /\bgzip\b/.test(req.headers.get("accept-encoding") ?? "");
+  const etag = gzip ? etagOf(body).replace(/"$/, '-gz"') : etagOf(body);
+  const headers: Record<string, string> = {
+    ...exposing(cors),
+    ETag: etag,
+    "Cache-Control": `public, max-age=${maxAge}`,
+    Vary: "Accept-Encoding",
+  };
   if (matches(req.headers.get("if-none-match"), etag)) return new Response(null, { status: 304, headers });
-  const type = { ...headers, "Content-Type": "application/json; charset=utf-8" };
+  headers["Content-Type"] = "application/json; charset=utf-8";
+  const sent = gzip ? Bun.gzipSync(raw) : raw;
+  if (gzip) headers["Content-Encoding"] = "gzip";
   // HEAD says how long the GET body would be.
-  if (req.method === "HEAD")
-    return new Response(null, {
-      status: 200,
-      headers: { ...type, "Content-Length": `${Buffer.byteLength(body)}` },
-    });
-  return new Response(body, { status: 200, headers: type });
+  headers["Content-Length"] = `${sent.byteLength}`;
+  return new Response(req.method === "HEAD" ? null : sent, { status: 200, headers });
 }
 
 /** An error answer: `{"error": "<prefix>: <message>"}`, never cached. */

@@ -1,5 +1,5 @@
 // The aggregator API on the relay's HTTP port: /v0/search, /v0/trending/notes, /v0/p/<npub> and
-// /v1/online, answered from the relay's own store and the counters kept as events are written.
+// /v1/online (and /v1/online/stats), answered from the relay's own store and the counters kept as events are written.
 // `startApi` attaches the trending window and (when enabled) the relay prober at start-up;
 // `handleApi` answers a request. Shapes are in responses.ts, documented in docs/api.md.
 import * as nip19 from "nostr-tools/nip19";
@@ -161,6 +161,12 @@ export function handleApi(
   }
 
   if (path === "/v1/online") {
+    // What the aggregator seed specifies: the URLs of the relays online now, nothing else.
+    const relays = api.prober?.online(c["online.windowSeconds"]) ?? [];
+    return ok(serialize.onlineUrls(relays.map((r) => r.url)));
+  }
+
+  if (path === "/v1/online/stats") {
     const p = api.prober;
     const window = c["online.windowSeconds"];
     return ok(

@@ -1,9 +1,12 @@
 // `relay serve` (the default command): loads configuration, starts the relay, reloads live
 // settings on SIGHUP or config file change, and stops cleanly on SIGINT/SIGTERM so that every
 // event answered `OK true` is on disk.
-import { watch } from "node:fs";
+import pkg from "../../package.json" with { type: "json" };
+import type { Sources } from "../config/load.ts";
 import { loadConfig } from "../config/load.ts";
 import { reloadConfig } from "../config/reload.ts";
+import { watchConfigFile } from "../config/watch.ts";
+import { configureLog, log } from "../log.ts";
 import { startRelay } from "../relay.ts";
 import { tuneAllocator } from "./allocator.ts";
 import { parseArgs } from "./args.ts";
@@ -17,11 +20,12 @@ e.g. --limits.maxLimit 1000. See 'relay config --print-default'.`;
 export async function run(argv: string[]): Promise<number> {
   const { flags } = parseArgs(argv);
   const { config: file, ...rest } = flags;
-  const config = loadConfig({ file, env: process.env, flags: rest });
+  const sources: Sources = { file, env: process.env, flags: rest };
+  const config = loadConfig(sources);
   tuneAllocator(config);
   const relay = startRelay(config);
   const shutdown = async (signal: string) => {
-    console.log(`${signal}: stopping, flushing writes`);
+    log.info("stopping, flushing writes", { signal });
     await relay.stop();
     process.exit(0);
   };
@@ -29,28 +33,34 @@ export async function run(argv: string[]): Promise<number> {
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   const reload = (why: string) => {
     try {
-      const r = reloadConfig(relay.ctx.config, { file, env: process.env, flags: rest });
+      const r = reloadConfig(relay.ctx.config, sources);
       relay.ctx.config = r.config;
-      console.log(
-        `${why}: configuration reloaded (${r.changed.length ? r.changed.join(", ") : "no changes"})`,
-      );
-      if (r.ignored.length) console.warn(`${why}: restart to apply ${r.ignored.join(", ")}`);
+      configureLog({ level: r.config["log.level"], format: r.config["log.format"] });
+      log.info("configuration reloaded", { trigger: why, changed: r.changed.join(",") || "none" });
+      if (r.ignored.length) log.warn("restart to apply", { trigger: why, keys: r.ignored.join(",") });
     } catch (e) {
-      console.error(
-        `${why}: configuration not reloaded, the previous one stays in force: ${(e as Error).message}`,
-      );
+      log.error("configuration not reloaded, the previous one stays in force", {
+        trigger: why,
+        error: (e as Error).message,
+      });
     }
   };
   process.on("SIGHUP", () => reload("SIGHUP"));
-  if (file) {
-    let pending: ReturnType<typeof setTimeout> | undefined;
-    // Editors write files in several steps; reload once things settle.
-    watch(file, () => {
-      clearTimeout(pending);
-      pending = setTimeout(() => reload(`${file} changed`), 200);
-    });
-  }
+  if (file) watchConfigFile(file, () => reload("file changed"));
   // Announce only once the signal handlers are in place, so a supervisor may stop us at once.
-  console.log(`relay listening on ${relay.url} (data in ${config.data}, ${relay.ctx.verifyPool.reason})`);
+  // This first line is the start-up summary; tests and scripts read the URL from it.
+  const c = relay.ctx.config;
+  log.info(`relay listening on ${relay.url}`, {
+    version: pkg.version,
+    pid: process.pid,
+    config: file ?? "none",
+    data: c.data,
+    verify: relay.ctx.verifyPool.reason,
+    search: c["search.enabled"],
+    api: c["api.enabled"],
+    auth: c["auth.writes"] || c["auth.reads"] ? `writes=${c["auth.writes"]},reads=${c["auth.reads"]}` : "off",
+    realIp: c["http.realIpHeader"] || "peer",
+    log: `${c["log.level"]},${c["log.format"]}`,
+  });
   return new Promise(() => {}); // runs until a signal
 }

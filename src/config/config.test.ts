@@ -65,6 +65,78 @@ describe("configuration", () => {
     });
   }
 
+  test("pubkeys may be written as npub and are kept as hex, in lists, tables and single values", () => {
+    const hex = "3bf0c63fcb93463407af97a5e5ee64fa883d107ef9e558472c4eb9aaaefa459d";
+    const npub = "npub180cvv07tjdrrgpa0j7j7tmnyl2yr6yr7l8j4s3evf6u64th6gkwsyjh6w6";
+    const c = loadConfig({
+      file: writeTemp(
+        `[info]\npubkey = "${npub}"\n[policy]\npubkeyAllow = ["${npub}", "${hex.toUpperCase()}"]\n` +
+          `[rate]\nexemptPubkeys = ["${npub}"]\n[nip05.names]\nbob = "${npub}"\n` +
+          `[nip05.relays]\n"${npub}" = ["wss://relay.example.com"]\n`,
+      ),
+    });
+    expect(c["info.pubkey"]).toBe(hex);
+    expect(c["policy.pubkeyAllow"]).toEqual([hex, hex]);
+    expect(c["rate.exemptPubkeys"]).toEqual([hex]);
+    expect(c["nip05.names"]).toEqual({ bob: hex });
+    expect(c["nip05.relays"]).toEqual({ [hex]: ["wss://relay.example.com"] });
+  });
+
+  const refused: [string, string, string][] = [
+    [
+      "a NIP-05 name mapped to something not a pubkey",
+      '[nip05.names]\nalice = "3bf0"\nbob = "nobody"\n',
+      "line 2: nip05.names (from file): '3bf0' is not a pubkey (64 hex digits or an npub)",
+    ],
+    [
+      "a relay hint that is not a ws URL",
+      `[nip05.relays]\n${"a".repeat(64)} = ["https://x.example"]\n`,
+      "line 2: nip05.relays (from file): 'https://x.example' must be a ws or wss URL",
+    ],
+    [
+      "a publicUrl that does not parse",
+      'publicUrl = "wss//relay"\n',
+      "line 1: publicUrl (from file): 'wss//relay' is not a URL",
+    ],
+    [
+      "an icon that is not http(s)",
+      '[info]\nicon = "ftp://x/y.png"\n',
+      "line 2: info.icon (from file): 'ftp://x/y.png' must be a http or https URL",
+    ],
+    [
+      "a pubkey deny list with an nsec",
+      `[policy]\npubkeyDeny = ["nsec1abc"]\n`,
+      "line 2: policy.pubkeyDeny (from file): 'nsec1abc' is not a pubkey (64 hex digits or an npub)",
+    ],
+    [
+      "a trusted proxy that is not an address",
+      '[http]\ntrustedProxies = ["10.0.0.0/33"]\n',
+      "line 2: http.trustedProxies (from file): '10.0.0.0/33' has a bad prefix length (0 to 32)",
+    ],
+    [
+      "an unknown log level",
+      '[log]\nlevel = "verbose"\n',
+      "line 2: log.level (from file): expected one of error, warn, info, debug, got 'verbose'",
+    ],
+  ];
+  for (const [what, text, message] of refused) {
+    test(`${what} is refused naming the line, the key and why`, () => {
+      const file = writeTemp(text);
+      expect(() => loadConfig({ file })).toThrow(`${file} ${message}`);
+    });
+  }
+
+  test("a TOML syntax error names the line it is on", () => {
+    const cases: [string, number][] = [
+      ["port = 1\n[limits]\nmaxLimit = = 2\n", 3],
+      ['[info]\nname = "x"\n\n[policy]\nkindAllow = [\n  1,\n  2,\n]\ndescription = "open\n', 9],
+      ["[limits\nmaxLimit = 1\n", 1],
+      ['[policy]\nkindDeny = [1, 2\nplugin = ""\n', 3],
+    ];
+    for (const [text, line] of cases)
+      expect(() => parseConfigFile(text, "relay.toml")).toThrow(new RegExp(`^relay.toml line ${line}: TOML`));
+  });
+
   test("the sample config parses back to the defaults", () => {
     const parsed = parseConfigFile(sampleConfig(), "sample");
     for (const [k, e] of Object.entries(SCHEMA)) expect(parsed[k]).toEqual(e.default);

@@ -1,10 +1,19 @@
 // Loads configuration: defaults < TOML file (--config) < environment < command-line flags.
 // Every value is checked against the schema; errors name the key and where it came from.
 import { readFileSync } from "node:fs";
+import { CheckError, checkValue } from "./check.ts";
 import type { Config, Key } from "./schema.ts";
 import { entries, envNames, SCHEMA } from "./schema.ts";
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  constructor(
+    message: string,
+    /** the entry of a table key that failed (nip05.names.<entry>), to find its line */
+    readonly entry?: string,
+  ) {
+    super(message);
+  }
+}
 
 export function defaults(): Config {
   const out: Record<string, unknown> = {};
@@ -12,7 +21,18 @@ export function defaults(): Config {
   return out as Config;
 }
 
+/** A value of the key's type, then checked (and normalised: npub → hex) by check.ts. */
 function coerce(key: Key, raw: unknown, from: string): unknown {
+  const typed = coerceType(key, raw, from);
+  try {
+    return checkValue(key, typed);
+  } catch (e) {
+    if (!(e instanceof CheckError)) throw e;
+    throw new ConfigError(`${key} (from ${from}): ${e.message}`, e.entry);
+  }
+}
+
+function coerceType(key: Key, raw: unknown, from: string): unknown {
   const e = SCHEMA[key];
   const fail = (why: string) => new ConfigError(`${key} (from ${from}): ${why}`);
   const fromString = typeof raw === "string" && from !== "file";
@@ -93,10 +113,31 @@ export function parseConfigFile(text: string, path: string): Record<string, unkn
   try {
     parsed = Bun.TOML.parse(text) as Record<string, unknown>;
   } catch (e) {
-    const line = (e as { line?: number }).line;
-    throw new ConfigError(`${path}${line === undefined ? "" : ` line ${line + 1}`}: ${(e as Error).message}`);
+    // Bun's TOML error carries no line of the document (its `line` is the caller's), so find it.
+    const line = syntaxErrorLine(text, (e as Error).message);
+    throw new ConfigError(`${path}${line === undefined ? "" : ` line ${line}`}: ${(e as Error).message}`);
   }
   return flatten(parsed);
+}
+
+/**
+ * The 1-based line of a TOML syntax error: the first line at which the text cut there fails with
+ * the same message. A cut inside a valid multi-line array fails too, but with an "unterminated"
+ * or "end of file" message, so it is passed over; failing that, the first cut that fails.
+ */
+export function syntaxErrorLine(text: string, message: string): number | undefined {
+  const lines = text.split("\n");
+  let firstFailing: number | undefined;
+  for (let n = 1; n <= lines.length; n++) {
+    try {
+      // Each cut keeps its line's newline: some errors are found at that newline.
+      Bun.TOML.parse(`${lines.slice(0, n).join("\n")}\n`);
+    } catch (e) {
+      if ((e as Error).message === message) return n;
+      firstFailing ??= n;
+    }
+  }
+  return firstFailing;
 }
 
 export interface Sources {
@@ -125,7 +166,8 @@ export function loadConfig(src: Sources = {}): Config {
       try {
         apply({ [k]: v }, "file");
       } catch (e) {
-        const line = lineOf(text, k);
+        const entry = e instanceof ConfigError ? e.entry : undefined;
+        const line = (entry !== undefined ? lineOf(text, `${k}.${entry}`) : undefined) ?? lineOf(text, k);
         throw new ConfigError(`${src.file}${line ? ` line ${line}` : ""}: ${(e as Error).message}`);
       }
     }
@@ -158,7 +200,7 @@ export function lineOf(text: string, key: string): number | undefined {
       table = header[1]!.trim();
       continue;
     }
-    const m = /^([A-Za-z0-9_.-]+)\s*=/.exec(line);
+    const m = /^"?([A-Za-z0-9_.-]+)"?\s*=/.exec(line);
     if (m && (table ? `${table}.${m[1]}` : m[1]) === key) return i + 1;
   }
   return undefined;

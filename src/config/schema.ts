@@ -146,7 +146,7 @@ export const SCHEMA = {
   "rate.closeAfterRefusals": i(100, "close a connection after this many rate-limited frames in a row", true, {
     min: 1,
   }),
-  "rate.exemptIps": sa([], "IP addresses never rate limited", true),
+  "rate.exemptIps": sa([], "IP addresses and CIDR ranges never rate limited", true),
   "rate.exemptPubkeys": sa([], "authenticated pubkeys never rate limited", true),
   "search.enabled": b(true, "NIP-50 search: keep the token index and answer `search` filters", false),
   "api.enabled": b(true, "HTTP API under /v0 and /v1 (docs/api.md) and the counters it reads", false),
@@ -199,8 +199,22 @@ export const SCHEMA = {
     doc: "NIP-05 relay hints: hex pubkey = list of relay URLs",
     live: true,
   },
-  "log.level": s("info", "one of debug, info, warn, error", true),
+  "log.level": s("info", "least severe log lines written: error, warn, info or debug", true),
+  "log.format": s("text", "log lines as text or json (one object per line: time, level, msg, fields)", true),
+  "log.summarySeconds": i(60, "refused frames and connections are summarised at info this often", false, {
+    min: 1,
+  }),
   "http.cors": b(true, "send CORS headers on HTTP answers", true),
+  "http.realIpHeader": s(
+    "",
+    "header a reverse proxy puts the client's address in (X-Forwarded-For, X-Real-IP); empty = the TCP peer",
+    true,
+  ),
+  "http.trustedProxies": sa(
+    ["127.0.0.0/8", "::1"],
+    "peers whose realIpHeader is believed: IP addresses and CIDR ranges, IPv4 or IPv6",
+    true,
+  ),
   "nip11.extraNips": sa([], "further NIP numbers to advertise (as strings)", true),
 } as const satisfies Record<string, AnyEntry>;
 

@@ -78,7 +78,10 @@ function send(req: Request, a: Asset, headers: Record<string, string>): Response
   if (tags && (tags.trim() === "*" || tags.split(",").some((t) => t.trim().replace(/^W\//, "") === etag)))
     return new Response(null, { status: 304, headers: h });
   if (gzip) h["Content-Encoding"] = "gzip";
-  return new Response(req.method === "HEAD" ? null : gzip ? a.gzip : a.body, { headers: h });
+  const body = gzip ? a.gzip : a.body;
+  // HEAD carries what GET would, its Content-Length included.
+  h["Content-Length"] = `${typeof body === "string" ? Buffer.byteLength(body) : body.byteLength}`;
+  return new Response(req.method === "HEAD" ? null : body, { headers: h });
 }
 
 /** GET / for anything but a NIP-11 request. */

@@ -19,6 +19,8 @@ export interface Counters {
   eventsAccepted: number;
   acceptedByKind: Record<string, number>;
   eventsRejected: Record<string, number>;
+  /** WebSocket upgrades answered with an error, by reason */
+  connectionsRefused: Record<string, number>;
   queriesByIndex: Record<string, number>;
   /** seconds spent answering stored queries, by the index of their first filter */
   querySeconds: Record<string, number>;
@@ -54,6 +56,7 @@ export const newCounters = (): Counters => ({
   eventsAccepted: 0,
   acceptedByKind: {},
   eventsRejected: {},
+  connectionsRefused: {},
   queriesByIndex: {},
   querySeconds: {},
 });

@@ -50,7 +50,11 @@ interface IpState {
 export class RateLimiter {
   private readonly ips = new Map<string, IpState>();
 
-  constructor(private readonly config: () => Config) {}
+  constructor(
+    private readonly config: () => Config,
+    /** rate.exemptIps as the server matches addresses (IPs and CIDR ranges) */
+    private readonly exempt: (ip: string) => boolean = (ip) => config()["rate.exemptIps"].includes(ip),
+  ) {}
 
   private ip(ip: string): IpState {
     let s = this.ips.get(ip);
@@ -67,7 +71,7 @@ export class RateLimiter {
     const c = this.config();
     const s = this.ip(ip);
     const max = c["rate.maxConnectionsPerIp"];
-    if (max > 0 && s.conns >= max && !c["rate.exemptIps"].includes(ip)) return false;
+    if (max > 0 && s.conns >= max && !this.exempt(ip)) return false;
     s.conns++;
     return true;
   }
@@ -83,7 +87,7 @@ export class RateLimiter {
     const [perConn, perIp] = RATE_KEYS[verb];
     // The default: no limits, so nothing to look up (this runs for every frame).
     if (c[perConn] === 0 && c[perIp] === 0) return true;
-    if (c["rate.exemptIps"].includes(ip)) return true;
+    if (c["rate.exemptIps"].length > 0 && this.exempt(ip)) return true;
     if (authed.size > 0 && c["rate.exemptPubkeys"].some((pk) => authed.has(pk))) return true;
     const burst = c["rate.burstSeconds"];
     return (

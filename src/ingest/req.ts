@@ -2,6 +2,7 @@
 // then EOSE, then whatever arrived live meanwhile; the subscription stays until CLOSE or replace.
 import { countAnswer } from "../count/answer.ts";
 import { Subscription } from "../fanout/subscription.ts";
+import { log } from "../log.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { parseFilter } from "../nostr/filter.ts";
 import type { Conn } from "../server/connection.ts";
@@ -97,6 +98,7 @@ export async function handleReq(
     stored = await runQuery(ctx.store, filters, opts);
     bump(ctx.counters.querySeconds, firstIndex || "none", (performance.now() - started) / 1000);
   } catch (e) {
+    log.error("query failed", { conn: conn.id, ip: conn.ip, sub: subId, error: e });
     closeSubscription(ctx, conn, subId);
     conn.send(closedFrame(subId, error(`query failed: ${(e as Error).message}`)));
     return;
@@ -135,6 +137,7 @@ export async function handleCount(
     );
     if (n !== undefined) conn.send(countFrame(subId, n.count, false, n.hll));
   } catch (e) {
+    log.error("count failed", { conn: conn.id, ip: conn.ip, sub: subId, error: e });
     conn.send(closedFrame(subId, error(`count failed: ${(e as Error).message}`)));
   }
 }

@@ -28,15 +28,17 @@ export function handleHttp(req: Request, ctx: RelayContext): Response | Promise<
       status: 405,
       headers: { ...cors, Allow: "GET, HEAD, OPTIONS" },
     });
+  // HEAD carries what GET would, its Content-Length included.
   const reply = (body: string, type: string, extra: Record<string, string> = {}) =>
     new Response(req.method === "HEAD" ? null : body, {
       status: 200,
-      headers: { ...cors, "Content-Type": type, ...extra },
+      headers: { ...cors, "Content-Type": type, "Content-Length": `${Buffer.byteLength(body)}`, ...extra },
     });
   if (url.pathname === "/") {
     const wantsInfo = (req.headers.get("accept") ?? "").includes("application/nostr+json");
+    // One URL, two representations chosen by Accept: caches must key on it.
     return wantsInfo
-      ? reply(JSON.stringify(relayInfo(c)), "application/nostr+json")
+      ? reply(JSON.stringify(relayInfo(c)), "application/nostr+json", { Vary: "Accept" })
       : explorerPage(req, c, cors);
   }
   const explorer = explorerRoute(req, url.pathname, ctx, cors);

@@ -76,6 +76,12 @@ export function renderMetrics(ctx: RelayContext): string {
     "Events refused, by reason prefix.",
     byLabel(c.eventsRejected, "reason"),
   );
+  x.metric(
+    "relay_connections_refused_total",
+    "counter",
+    "WebSocket connections refused, by reason.",
+    byLabel(c.connectionsRefused, "reason"),
+  );
   x.metric("relay_stored_events", "gauge", "Events in the store.", [
     [{}, (ctx.store.events.getStats() as { entryCount: number }).entryCount],
   ]);

@@ -8,8 +8,10 @@ import { EventIngest } from "../ingest/event.ts";
 import type { ClientMessage } from "../ingest/messages.ts";
 import { readFrame } from "../ingest/messages.ts";
 import { closeSubscription, handleCount, handleReq } from "../ingest/req.ts";
+import { log } from "../log.ts";
 import { authFrame, closedFrame, noticeFrame, okFrame, okReject } from "../wire/frames.ts";
 import { invalid, rateLimited } from "../wire/reasons.ts";
+import { clientIp } from "./client-ip.ts";
 import type { ConnData } from "./connection.ts";
 import { Conn } from "./connection.ts";
 import { handleHttp } from "./http.ts";
@@ -71,9 +73,12 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
     port: c.port,
     fetch(req, srv) {
       if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
-        const ip = srv.requestIP(req)?.address ?? "unknown";
-        if (!ctx.rates.connect(ip))
+        const ip = clientIp(ctx.config, srv.requestIP(req)?.address ?? "unknown", req.headers);
+        if (!ctx.rates.connect(ip)) {
+          bump(ctx.counters.connectionsRefused, "rate-limited");
+          log.debug("connection refused", { ip, reason: "too many connections from this address" });
           return new Response("rate-limited: too many connections from this address\n", { status: 429 });
+        }
         if (srv.upgrade(req, { data: { ip } })) return undefined;
         ctx.rates.disconnect(ip);
         return new Response("WebSocket upgrade failed\n", { status: 400 });
@@ -92,6 +97,7 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
         const conn = new Conn(ws, ws.data.ip, ctx.counters.framesOut);
         ws.data.conn = conn;
         conns.add(conn);
+        log.debug("connection opened", { conn: conn.id, ip: conn.ip, open: conns.size });
         conn.send(authFrame(conn.challenge));
       },
       message(ws, data) {
@@ -109,9 +115,10 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
       drain(ws) {
         ws.data.conn?.onDrain();
       },
-      close(ws) {
+      close(ws, code, reason) {
         const conn = ws.data.conn;
         if (!conn) return;
+        log.debug("connection closed", { conn: conn.id, ip: conn.ip, code, reason: reason || undefined });
         conn.onClose();
         for (const subId of [...conn.subs.keys()]) closeSubscription(ctx, conn, subId);
         conns.delete(conn);

@@ -2,6 +2,8 @@
 // LMDB transaction per turn; duplicates, replaceable/addressable rules, deletions and vanish
 // requests are decided inside that transaction. Callers hear the outcome only after the batch
 // is flushed to disk. Maintenance (expiry purge, CLI deletes) runs as tasks in the same queue.
+
+import { log } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
@@ -173,6 +175,8 @@ export class Writer {
         // subscribers get it, in commit order.
         this.publish(batch, removed);
       } catch (e) {
+        // Disk full, map full, a broken environment: nothing in this batch is stored.
+        log.error("write transaction failed", { items: batch.length, error: e });
         const r = error(`could not store event: ${(e as Error).message}`);
         for (const p of batch) {
           if (p.type === "event") p.outcome = { status: "rejected", reject: r };

@@ -11,6 +11,10 @@ import { nobleBackend, type SchnorrBackend, verifyEvent } from "./verify.ts";
 const native = loadNativeBackend();
 const NATIVE = native ? "libsecp256k1" : "libsecp256k1 (SKIPPED: library not installed)";
 const nativeTest = native ? test : test.skip;
+if (!native)
+  console.log(
+    "libsecp256k1 tests skipped: the library is missing; install it with: sudo apt-get install -y libsecp256k1-1 (.ci/run does)",
+  );
 const hex = (s: string) => Buffer.from(s, "hex");
 
 describe.each([
