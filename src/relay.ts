@@ -12,6 +12,7 @@ import type { RelayContext } from "./ingest/context.ts";
 import { newCounters } from "./ingest/context.ts";
 import { PolicyPlugin } from "./ingest/plugin.ts";
 import { RateLimiter } from "./ingest/ratelimit.ts";
+import { Moderation } from "./manage/moderation.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
 import { matchSearch } from "./search/match.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
@@ -45,11 +46,16 @@ export function startRelay(config: Config): Relay {
   const derived = openDerived(store, config, { thread: config["consumers.thread"] });
   const { expiration, runner } = derived;
   const live = new LiveIndex<Subscription>(derived.search ? matchSearch : undefined);
+  const moderation = new Moderation(store);
   // The listening port is known only once the server is up (port 0 picks one).
   let isOwnUrl: (url: string) => boolean = () => false;
   const writer = new Writer(
     store,
-    { maxBatch: config["writer.maxBatch"], isOwnUrl: (url) => isOwnUrl(url) },
+    {
+      maxBatch: config["writer.maxBatch"],
+      isOwnUrl: (url) => isOwnUrl(url),
+      refuse: (e) => moderation.banned(e),
+    },
     (stored, removed) => {
       // The consumers' views first: a subscriber told of an event can search for it at once.
       runner.committed(stored, removed);
@@ -71,6 +77,7 @@ export function startRelay(config: Config): Relay {
     derived,
     rates: new RateLimiter(() => ctx.config),
     conns: new Set(),
+    moderation,
     plugin: config["policy.plugin"]
       ? new PolicyPlugin({
           command: config["policy.plugin"],

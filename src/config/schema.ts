@@ -124,6 +124,11 @@ export const SCHEMA = {
   "policy.pubkeyDeny": sa([], "hex pubkeys that may not publish", true),
   "policy.kindAllow": ia([], "if not empty, only these kinds are accepted", true),
   "policy.kindDeny": ia([], "kinds that are refused", true),
+  "management.admins": sa(
+    [],
+    "pubkeys (hex or npub) that may call the NIP-86 management API over HTTP (empty = API off)",
+    true,
+  ),
   "policy.plugin": s("", "command of a strfry-compatible write-policy plugin (empty = none)", true),
   "policy.pluginTimeoutMs": i(2000, "how long to wait for the plugin's answer", true, { min: 1 }),
   "policy.pluginFailOpen": b(false, "accept events when the plugin hangs or dies (default: refuse)", true),

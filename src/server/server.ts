@@ -72,6 +72,8 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
     fetch(req, srv) {
       if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
         const ip = srv.requestIP(req)?.address ?? "unknown";
+        if (ctx.moderation.blocksIp(ip))
+          return new Response("blocked: this address is blocked\n", { status: 403 });
         if (!ctx.rates.connect(ip))
           return new Response("rate-limited: too many connections from this address\n", { status: 429 });
         if (srv.upgrade(req, { data: { ip } })) return undefined;
