@@ -87,7 +87,8 @@ describe("relay admin", () => {
         `${JSON.stringify([{ id }])}\n`,
       );
       expect(
-        (await relay(["admin", http, "unbanevent", "--params", JSON.stringify([id]), "--nsec-file", file])).code,
+        (await relay(["admin", http, "unbanevent", "--params", JSON.stringify([id]), "--nsec-file", file]))
+          .code,
       ).toBe(0);
       expect((await relay(["admin", http, "disallowkind", "1", "--nsec-file", file])).code).toBe(0);
       expect((await relay(["admin", http, "listallowedkinds", "--nsec-file", file])).out).toBe("[]\n");

@@ -146,6 +146,22 @@ describe("NIP-98 authorization", () => {
     expect((await nip11(r)).supported_nips).toContain(86);
   });
 
+  test("a browser may send NIP-86 calls: the preflight allows POST and Authorization", async () => {
+    const res = await fetch(httpUrl(r), {
+      method: "OPTIONS",
+      headers: {
+        Origin: "https://admin.example.com",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization, content-type",
+      },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get("access-control-allow-methods")).toContain("POST");
+    expect(res.headers.get("access-control-allow-headers")).toStartWith("Authorization");
+    const answered = await call(r, "listblockedips");
+    expect(answered.status).toBe(200);
+  });
+
   test("a POST without the NIP-86 content type is still not allowed", async () => {
     const res = await fetch(httpUrl(r), { method: "POST", body: "{}" });
     expect(res.status).toBe(405);

@@ -14,8 +14,9 @@ const corsHeaders = (c: Config): Record<string, string> =>
   c["http.cors"]
     ? {
         "Access-Control-Allow-Origin": "*",
-        "Access-Control-Allow-Headers": "*",
-        "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+        // `*` does not cover Authorization, which NIP-86 calls from web clients carry.
+        "Access-Control-Allow-Headers": "Authorization, *",
+        "Access-Control-Allow-Methods": "GET, HEAD, POST, OPTIONS",
       }
     : {};
 
