@@ -5,6 +5,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { npubEncode } from "nostr-tools/nip19";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
+import { ConfigError, loadConfig } from "../src/config/load.ts";
 import { callMethod } from "../src/manage/methods.ts";
 import { newKey, now, RawClient, signed, startTestRelay, type TestRelay, tempDir } from "./harness.ts";
 
@@ -74,6 +75,18 @@ async function nip11(r: TestRelay): Promise<Record<string, unknown>> {
   const res = await fetch(httpUrl(r), { headers: { Accept: "application/nostr+json" } });
   return (await res.json()) as Record<string, unknown>;
 }
+
+describe("management.admins", () => {
+  test("takes hex (any case) or npub and keeps hex; anything else is a ConfigError naming the key", () => {
+    const other = getPublicKey(newKey());
+    const c = loadConfig({ flags: { "management.admins": `${npubEncode(adminPk)},${other.toUpperCase()}` } });
+    expect(c["management.admins"]).toEqual([adminPk, other]);
+    expect(() => loadConfig({ flags: { "management.admins": "npub1nonsense" } })).toThrow(ConfigError);
+    expect(() => loadConfig({ flags: { "management.admins": "abc" } })).toThrow(
+      "management.admins: 'abc' is neither 64 hex characters nor a valid npub",
+    );
+  });
+});
 
 describe("NIP-98 authorization", () => {
   const r = started({ publicUrl: "wss://relay.example.com" });
@@ -463,6 +476,24 @@ describe("persistence", () => {
     expect(await c2.publish(e)).toEqual(["OK", e.id, false, "blocked: this event is banned from this relay"]);
     expect(await c2.req("gone", { ids: [e.id] })).toEqual([]);
     c2.close();
+
+    // `relay import` keeps the bans too.
+    await r.stop();
+    const file = `${dir}.jsonl`;
+    const keep = signed(newKey());
+    await Bun.write(file, [signed(banned), e, keep].map((x) => JSON.stringify(x)).join("\n"));
+    const p = Bun.spawn(
+      [process.execPath, "src/main.ts", "import", file, "--data", dir, "--json", "--quiet"],
+      {
+        cwd: new URL("..", import.meta.url).pathname,
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
+    rmSync(file, { force: true });
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({ accepted: 1, refused: 2 });
     rmSync(dir, { recursive: true, force: true });
   });
 });
