@@ -1,6 +1,6 @@
 // `relay admin` as operators run it: a real process calling a relay started in this process
 // over HTTP, signing with the key from RELAY_NSEC or --nsec-file.
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bytesToHex } from "@noble/hashes/utils.js";
@@ -8,8 +8,11 @@ import { noteEncode, npubEncode, nsecEncode } from "nostr-tools/nip19";
 import { getPublicKey } from "nostr-tools/pure";
 import { newKey, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
 
+// Real servers and processes on a shared 2-core machine: wait generously, never on a clock.
+setDefaultTimeout(60_000);
+
 const ROOT = new URL("..", import.meta.url).pathname;
-const SLOW = 20_000;
+const SLOW = 60_000;
 
 interface Run {
   code: number;
