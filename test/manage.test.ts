@@ -404,6 +404,9 @@ describe("each method takes effect at once", () => {
       description: "Run from a client",
       icon: "https://example.com/icon.png",
     });
+    // The explorer page (the same URL from a browser) names the relay the same way.
+    const page = await (await fetch(httpUrl(r), { headers: { Accept: "text/html" } })).text();
+    expect(page).toContain("<title>Moderated</title>");
     // An empty value gives the field back to the configuration.
     expect(await ok(r, "changerelayname", [""])).toBe(true);
     expect(await ok(r, "changerelayicon", [""])).toBe(true);

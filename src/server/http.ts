@@ -40,7 +40,7 @@ export function handleHttp(req: Request, ctx: RelayContext): Response | Promise<
     const wantsInfo = (req.headers.get("accept") ?? "").includes("application/nostr+json");
     return wantsInfo
       ? reply(JSON.stringify(relayInfo(c, ctx.moderation)), "application/nostr+json")
-      : explorerPage(req, c, cors);
+      : explorerPage(req, c, cors, ctx.moderation);
   }
   const explorer = explorerRoute(req, url.pathname, ctx, cors);
   if (explorer) return explorer;
