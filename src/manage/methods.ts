@@ -6,6 +6,7 @@
 import * as nip19 from "nostr-tools/nip19";
 import type { RelayContext } from "../ingest/context.ts";
 import { removeAuthor, removeById } from "../store/lifecycle.ts";
+import type { Store } from "../store/store.ts";
 import type { InfoField, ListName, Moderation } from "./moderation.ts";
 import { normalizeIp } from "./moderation.ts";
 
@@ -55,9 +56,18 @@ function ip(params: readonly unknown[]): string {
   return n;
 }
 
-/** Runs a change in the writer's queue; resolves once it is on disk. */
-const change = <T>(ctx: RelayContext, run: (m: Moderation) => T): Promise<T> =>
-  ctx.writer.task(() => run(ctx.moderation));
+/**
+ * Runs a change in the writer's queue; resolves once it is on disk. The lists in memory are
+ * changed inside the transaction; if it fails they are read back from disk.
+ */
+async function change<T>(ctx: RelayContext, run: (s: Store, m: Moderation) => T): Promise<T> {
+  try {
+    return await ctx.writer.task((s) => run(s, ctx.moderation));
+  } catch (e) {
+    ctx.moderation.load();
+    throw e;
+  }
+}
 
 const list = (m: Moderation, name: ListName, field: "pubkey" | "id" | "ip") =>
   [...m.lists[name]].map(([value, why]) => (why ? { [field]: value, reason: why } : { [field]: value }));
@@ -71,7 +81,7 @@ function setInfo(field: InfoField): Method {
     if (field === "icon" && v !== "" && !/^https?:\/\/\S+$/.test(v))
       throw new MethodError("params[0] must be an http(s) URL of the icon");
     // An empty string gives the field back to the configuration.
-    await change(ctx, (m) => (v === "" ? m.delete("info", field) : m.put("info", field, v)));
+    await change(ctx, (_, m) => (v === "" ? m.delete("info", field) : m.put("info", field, v)));
     return true;
   };
 }
@@ -83,23 +93,23 @@ export const METHODS: Record<string, Method> = {
   banpubkey: async (ctx, p) => {
     const pk = hex32(p, "pubkey", "npub");
     const why = reason(p);
-    await ctx.writer.task((s) => {
-      ctx.moderation.delete("allowedPubkeys", pk);
-      ctx.moderation.put("bannedPubkeys", pk, why);
+    await change(ctx, (s, m) => {
+      m.delete("allowedPubkeys", pk);
+      m.put("bannedPubkeys", pk, why);
       removeAuthor(s, pk);
     });
     return true;
   },
   unbanpubkey: async (ctx, p) => {
     const pk = hex32(p, "pubkey", "npub");
-    await change(ctx, (m) => m.delete("bannedPubkeys", pk));
+    await change(ctx, (_, m) => m.delete("bannedPubkeys", pk));
     return true;
   },
   listbannedpubkeys: (ctx) => list(ctx.moderation, "bannedPubkeys", "pubkey"),
   allowpubkey: async (ctx, p) => {
     const pk = hex32(p, "pubkey", "npub");
     const why = reason(p);
-    await change(ctx, (m) => {
+    await change(ctx, (_, m) => {
       m.delete("bannedPubkeys", pk);
       m.put("allowedPubkeys", pk, why);
     });
@@ -107,7 +117,7 @@ export const METHODS: Record<string, Method> = {
   },
   unallowpubkey: async (ctx, p) => {
     const pk = hex32(p, "pubkey", "npub");
-    await change(ctx, (m) => m.delete("allowedPubkeys", pk));
+    await change(ctx, (_, m) => m.delete("allowedPubkeys", pk));
     return true;
   },
   listallowedpubkeys: (ctx) => list(ctx.moderation, "allowedPubkeys", "pubkey"),
@@ -115,23 +125,23 @@ export const METHODS: Record<string, Method> = {
   banevent: async (ctx, p) => {
     const id = hex32(p, "event id", "note");
     const why = reason(p);
-    await ctx.writer.task((s) => {
-      ctx.moderation.delete("allowedEvents", id);
-      ctx.moderation.put("bannedEvents", id, why);
+    await change(ctx, (s, m) => {
+      m.delete("allowedEvents", id);
+      m.put("bannedEvents", id, why);
       removeById(s, id);
     });
     return true;
   },
   unbanevent: async (ctx, p) => {
     const id = hex32(p, "event id", "note");
-    await change(ctx, (m) => m.delete("bannedEvents", id));
+    await change(ctx, (_, m) => m.delete("bannedEvents", id));
     return true;
   },
   listbannedevents: (ctx) => list(ctx.moderation, "bannedEvents", "id"),
   allowevent: async (ctx, p) => {
     const id = hex32(p, "event id", "note");
     const why = reason(p);
-    await change(ctx, (m) => {
+    await change(ctx, (_, m) => {
       m.delete("bannedEvents", id);
       m.put("allowedEvents", id, why);
     });
@@ -139,7 +149,7 @@ export const METHODS: Record<string, Method> = {
   },
   unallowevent: async (ctx, p) => {
     const id = hex32(p, "event id", "note");
-    await change(ctx, (m) => m.delete("allowedEvents", id));
+    await change(ctx, (_, m) => m.delete("allowedEvents", id));
     return true;
   },
   listallowedevents: (ctx) => list(ctx.moderation, "allowedEvents", "id"),
@@ -154,14 +164,14 @@ export const METHODS: Record<string, Method> = {
   // kind takes it off the allow list; otherwise the kind goes on the allow (or disallow) list.
   allowkind: async (ctx, p) => {
     const k = kind(p);
-    await change(ctx, (m) =>
+    await change(ctx, (_, m) =>
       m.lists.disallowedKinds.has(k) ? m.delete("disallowedKinds", k) : m.put("allowedKinds", k, ""),
     );
     return true;
   },
   disallowkind: async (ctx, p) => {
     const k = kind(p);
-    await change(ctx, (m) =>
+    await change(ctx, (_, m) =>
       m.lists.allowedKinds.has(k) ? m.delete("allowedKinds", k) : m.put("disallowedKinds", k, ""),
     );
     return true;
@@ -172,7 +182,7 @@ export const METHODS: Record<string, Method> = {
   blockip: async (ctx, p) => {
     const addr = ip(p);
     const why = reason(p);
-    await change(ctx, (m) => m.put("blockedIps", addr, why));
+    await change(ctx, (_, m) => m.put("blockedIps", addr, why));
     // Connections already open from the address are closed too.
     for (const conn of ctx.conns)
       if (ctx.moderation.blocksIp(conn.ip)) conn.close(1008, "blocked: this address is blocked");
@@ -180,7 +190,7 @@ export const METHODS: Record<string, Method> = {
   },
   unblockip: async (ctx, p) => {
     const addr = ip(p);
-    await change(ctx, (m) => m.delete("blockedIps", addr));
+    await change(ctx, (_, m) => m.delete("blockedIps", addr));
     return true;
   },
   listblockedips: (ctx) => list(ctx.moderation, "blockedIps", "ip"),

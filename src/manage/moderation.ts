@@ -53,10 +53,16 @@ export class Moderation {
       this.codes.set(code, name);
     }
     this.lists = lists;
+    this.load();
+  }
+
+  /** Reads the lists from disk (at start, and after a change whose transaction failed). */
+  load(): void {
+    for (const l of Object.values(this.lists)) l.clear();
     for (const { key, value } of this.db.getRange({})) {
       const { list, value: v } = readModerationKey(key as Buffer);
       const name = this.codes.get(list);
-      if (name) lists[name].set(v, (value as Buffer).toString("utf8"));
+      if (name) this.lists[name].set(v, (value as Buffer).toString("utf8"));
     }
   }
 

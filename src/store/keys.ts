@@ -67,7 +67,7 @@ export function serialKey(serial: number): Buffer {
 
 export const hexBytes = (hex: string): Buffer => Buffer.from(hex, "hex");
 
-/** A moderation entry: `list 1 | value UTF-8` (the list is a small code, manage/lists.ts). */
+/** A moderation entry: `list 1 | value UTF-8` (the list is a small code, manage/moderation.ts). */
 export function moderationKey(list: number, value: string): Buffer {
   const v = Buffer.from(value, "utf8");
   const k = Buffer.allocUnsafe(1 + v.length);
