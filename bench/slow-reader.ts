@@ -5,6 +5,7 @@
 // rest. Usage:
 //   bun bench/slow-reader.ts --url ws://127.0.0.1:7777 --pid PID [--events 30000] [--size 1400]
 //                            [--rest 15]
+import { readFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { parseArgs } from "node:util";
 import { finalizeEvent, generateSecretKey } from "nostr-tools/pure";
@@ -21,7 +22,9 @@ const { values: v } = parseArgs({
   },
 });
 if (!v.url || !v.pid) {
-  console.error("usage: bun bench/slow-reader.ts --url ws://HOST:PORT --pid PID [--events N] [--size BYTES] [--rest S]");
+  console.error(
+    "usage: bun bench/slow-reader.ts --url ws://HOST:PORT --pid PID [--events N] [--size BYTES] [--rest S]",
+  );
   process.exit(64);
 }
 const url = new URL(v.url);
@@ -31,7 +34,7 @@ const size = Number(v.size ?? 1_400);
 const rest = Number(v.rest ?? 15);
 
 function memory(): { rss: number; anon: number; file: number } {
-  const status = require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8") as string;
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const mb = (f: string) => Number(new RegExp(`^${f}:\\s+(\\d+) kB`, "m").exec(status)?.[1]) / 1024;
   return { rss: mb("VmRSS"), anon: mb("RssAnon"), file: mb("RssFile") };
 }

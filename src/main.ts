@@ -24,6 +24,7 @@ const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> 
   },
   req: { about: "query any relay: one REQ, events as JSONL", load: () => import("./cli/req.ts") },
   publish: { about: "sign and send an event to any relay", load: () => import("./cli/publish.ts") },
+  admin: { about: "call a relay's NIP-86 management API", load: () => import("./cli/admin.ts") },
   doctor: { about: "diagnose a relay: DNS, TCP, TLS, NIP-11, REQ", load: () => import("./cli/doctor.ts") },
 };
 

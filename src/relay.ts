@@ -14,6 +14,7 @@ import { newCounters } from "./ingest/context.ts";
 import { PolicyPlugin } from "./ingest/plugin.ts";
 import { RateLimiter } from "./ingest/ratelimit.ts";
 import { configureLog, log } from "./log.ts";
+import { Moderation } from "./manage/moderation.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
 import { matchSearch } from "./search/match.ts";
 import { inList } from "./server/client-ip.ts";
@@ -54,11 +55,16 @@ export function startRelay(config: Config): Relay {
   });
   const { expiration, runner } = derived;
   const live = new LiveIndex<Subscription>(derived.search ? matchSearch : undefined);
+  const moderation = new Moderation(store);
   // The listening port is known only once the server is up (port 0 picks one).
   let isOwnUrl: (url: string) => boolean = () => false;
   const writer = new Writer(
     store,
-    { maxBatch: config["writer.maxBatch"], isOwnUrl: (url) => isOwnUrl(url) },
+    {
+      maxBatch: config["writer.maxBatch"],
+      isOwnUrl: (url) => isOwnUrl(url),
+      refuse: (e) => moderation.banned(e),
+    },
     (stored, removed) => {
       // The consumers' views first: a subscriber told of an event can search for it at once.
       runner.committed(stored, removed);
@@ -83,6 +89,7 @@ export function startRelay(config: Config): Relay {
       (ip) => inList(ctx.config["rate.exemptIps"], ip),
     ),
     conns: new Set(),
+    moderation,
     plugin: config["policy.plugin"]
       ? new PolicyPlugin({
           command: config["policy.plugin"],

@@ -19,7 +19,7 @@ describe("NIP-11", () => {
     expect(r.status).toBe(200);
     expect(r.headers.get("content-type")).toBe("application/nostr+json");
     expect(r.headers.get("access-control-allow-origin")).toBe("*");
-    expect(r.headers.get("access-control-allow-headers")).toBe("*");
+    expect(r.headers.get("access-control-allow-headers")).toBe("Authorization, *");
     expect(r.headers.get("access-control-allow-methods")).toContain("GET");
     const doc = (await r.json()) as Record<string, unknown>;
     expect(doc.name).toBe("test relay");

@@ -4,6 +4,7 @@
 
 import { createReadStream, statSync } from "node:fs";
 import { admit } from "../ingest/event.ts";
+import { Moderation } from "../manage/moderation.ts";
 import { storedJson } from "../nostr/canonical.ts";
 import { isEphemeral } from "../nostr/kinds.ts";
 import { ownUrlCheck } from "../nostr/relay-url.ts";
@@ -144,13 +145,16 @@ export async function run(argv: string[]): Promise<number> {
     const { input, size, source } = openInput(positional[0] ?? "-");
     const { store, derived, finish } = openForWrite(config, false);
     // The same writer as the server's: duplicates, replaceable rules, NIP-09 deletions, and NIP-62
-    // requests that name this relay (its listening address or publicUrl). Its commits feed the
-    // derived indexes, which apply them in batches as the server's do.
+    // requests that name this relay (its listening address or publicUrl), and the bans made
+    // through NIP-86. Its commits feed the derived indexes, which apply them in batches as the
+    // server's do.
+    const moderation = new Moderation(store);
     const writer = new Writer(
       store,
       {
         maxBatch: config["writer.maxBatch"],
         isOwnUrl: ownUrlCheck(config.host, config.port, () => config.publicUrl),
+        refuse: (e) => moderation.banned(e),
       },
       (stored, removed) => derived.runner.committed(stored, removed),
     );

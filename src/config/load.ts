@@ -1,6 +1,7 @@
 // Loads configuration: defaults < TOML file (--config) < environment < command-line flags.
 // Every value is checked against the schema; errors name the key and where it came from.
 import { readFileSync } from "node:fs";
+import * as nip19 from "nostr-tools/nip19";
 import { CheckError, checkValue } from "./check.ts";
 import type { Config, Key } from "./schema.ts";
 import { entries, envNames, SCHEMA } from "./schema.ts";
@@ -186,7 +187,21 @@ export function loadConfig(src: Sources = {}): Config {
   apply(fromFlags, "flag");
   if ((cfg["limits.defaultLimit"] as number) > (cfg["limits.maxLimit"] as number))
     throw new ConfigError("limits.defaultLimit must not exceed limits.maxLimit");
+  cfg["management.admins"] = (cfg["management.admins"] as string[]).map(adminHex);
   return cfg as Config;
+}
+
+/** An admin pubkey as hex, from hex or npub (kept as hex so lookups are plain comparisons). */
+function adminHex(raw: string): string {
+  const v = raw.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(v)) return v.toLowerCase();
+  if (v.startsWith("npub1")) {
+    try {
+      const d = nip19.decode(v as `npub1${string}`);
+      if (d.type === "npub") return d.data;
+    } catch {}
+  }
+  throw new ConfigError(`management.admins: '${v}' is neither 64 hex characters nor a valid npub`);
 }
 
 /** The 1-based line where a dotted key is set in TOML text (tables tracked), or undefined. */

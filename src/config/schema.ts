@@ -133,6 +133,11 @@ export const SCHEMA = {
   "policy.plugin": s("", "command of a strfry-compatible write-policy plugin (empty = none)", true),
   "policy.pluginTimeoutMs": i(2000, "how long to wait for the plugin's answer", true, { min: 1 }),
   "policy.pluginFailOpen": b(false, "accept events when the plugin hangs or dies (default: refuse)", true),
+  "management.admins": sa(
+    [],
+    "pubkeys (hex or npub) that may call the NIP-86 management API over HTTP (empty = API off)",
+    true,
+  ),
   "rate.eventsPerSecond": i(0, "EVENTs per second per connection (0 = unlimited)", true),
   "rate.eventsPerSecondPerIp": i(0, "EVENTs per second per IP address (0 = unlimited)", true),
   "rate.reqsPerSecond": i(0, "REQs per second per connection (0 = unlimited)", true),

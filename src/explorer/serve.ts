@@ -3,6 +3,7 @@
 // (embedded in the binary); reads the relay's counters and never writes anything.
 import type { Config } from "../config/schema.ts";
 import type { RelayContext } from "../ingest/context.ts";
+import type { ManagedInfo } from "../server/nip11.ts";
 import { relayInfo } from "../server/nip11.ts";
 import bundle from "./bundle.js" with { type: "text" };
 import template from "./page.html" with { type: "text" };
@@ -53,12 +54,13 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.
 // The page changes only when the NIP-11 document does (a live config reload).
 let page: { key: string; asset: Asset } | undefined;
 
-function pageAsset(c: Config): Asset {
-  const info = JSON.stringify(relayInfo(c));
+function pageAsset(c: Config, managed?: ManagedInfo): Asset {
+  const doc = relayInfo(c, managed);
+  const info = JSON.stringify(doc);
   if (page?.key === info) return page.asset;
   const fill: Record<string, string> = {
-    name: escapeHtml(c["info.name"]),
-    description: escapeHtml(c["info.description"]),
+    name: escapeHtml(String(doc.name)),
+    description: escapeHtml(String(doc.description)),
     info: escapeHtml(info),
     script: script.path,
     style: sheet.path,
@@ -85,8 +87,13 @@ function send(req: Request, a: Asset, headers: Record<string, string>): Response
 }
 
 /** GET / for anything but a NIP-11 request. */
-export function explorerPage(req: Request, c: Config, cors: Record<string, string>): Response {
-  return send(req, pageAsset(c), {
+export function explorerPage(
+  req: Request,
+  c: Config,
+  cors: Record<string, string>,
+  managed?: ManagedInfo,
+): Response {
+  return send(req, pageAsset(c, managed), {
     ...cors,
     "Cache-Control": "no-cache",
     "Content-Security-Policy": CSP,

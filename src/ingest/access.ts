@@ -25,15 +25,34 @@ export function difficulty(id: string): number {
 
 export function writePolicy(ctx: RelayContext, conn: Conn | undefined, e: NostrEvent): Reject | undefined {
   const c = ctx.config;
+  const m = ctx.moderation.lists;
+  const banned = ctx.moderation.banned(e);
+  if (banned) return banned;
   // A request to vanish must be honoured whoever sends it (NIP-62), so lists do not apply to it.
+  // The configured lists and those set through NIP-86 add up: an allow list is the union of
+  // both (limiting only when one is not empty); an event allowed through NIP-86 passes the
+  // allow lists, not the deny lists.
   if (e.kind !== 62) {
     if (c["policy.pubkeyDeny"].includes(e.pubkey)) return blocked("this pubkey may not publish here");
+    const exempt = m.allowedEvents.has(e.id);
     const allowPk = c["policy.pubkeyAllow"];
-    if (allowPk.length > 0 && !allowPk.includes(e.pubkey))
+    if (
+      !exempt &&
+      (allowPk.length > 0 || m.allowedPubkeys.size > 0) &&
+      !allowPk.includes(e.pubkey) &&
+      !m.allowedPubkeys.has(e.pubkey)
+    )
       return restricted("this pubkey is not allowed to publish here");
-    if (c["policy.kindDeny"].includes(e.kind)) return blocked(`kind ${e.kind} is not accepted here`);
+    const kind = String(e.kind);
+    if (c["policy.kindDeny"].includes(e.kind) || m.disallowedKinds.has(kind))
+      return blocked(`kind ${e.kind} is not accepted here`);
     const allowKinds = c["policy.kindAllow"];
-    if (allowKinds.length > 0 && !allowKinds.includes(e.kind))
+    if (
+      !exempt &&
+      (allowKinds.length > 0 || m.allowedKinds.size > 0) &&
+      !allowKinds.includes(e.kind) &&
+      !m.allowedKinds.has(kind)
+    )
       return blocked(`kind ${e.kind} is not accepted here`);
   }
   const min = c["pow.minDifficulty"];

@@ -4,6 +4,7 @@ import type { Config } from "../config/schema.ts";
 import type { Derived } from "../derived.ts";
 import type { LiveIndex } from "../fanout/live-index.ts";
 import type { Subscription } from "../fanout/subscription.ts";
+import type { Moderation } from "../manage/moderation.ts";
 import type { Conn } from "../server/connection.ts";
 import type { Expiration } from "../store/expiration.ts";
 import type { Store } from "../store/store.ts";
@@ -48,6 +49,8 @@ export interface RelayContext {
   api?: Api;
   /** open WebSocket connections */
   conns: Set<Conn>;
+  /** bans, allow lists, blocked addresses and NIP-11 fields set through NIP-86 (src/manage/) */
+  moderation: Moderation;
 }
 
 export const newCounters = (): Counters => ({

@@ -1,10 +1,11 @@
 // HTTP on the relay's port: NIP-11 for `Accept: application/nostr+json`, the explorer page
-// otherwise (src/explorer/, with its files and /v0/stats), NIP-05 names, /metrics, CORS on every
-// answer and preflight. WebSocket upgrades are handled in server.ts.
+// otherwise (src/explorer/, with its files and /v0/stats), NIP-86 management calls (src/manage/),
+// NIP-05 names, /metrics, CORS on every answer and preflight. WebSocket upgrades are handled in server.ts.
 import { handleApi } from "../api/routes.ts";
 import type { Config } from "../config/schema.ts";
 import { explorerPage, explorerRoute } from "../explorer/serve.ts";
 import type { RelayContext } from "../ingest/context.ts";
+import { handleManagement, isManagementCall } from "../manage/rpc.ts";
 import { renderMetrics } from "./metrics.ts";
 import { nip05Document } from "./nip05.ts";
 import { relayInfo } from "./nip11.ts";
@@ -13,8 +14,9 @@ const corsHeaders = (c: Config): Record<string, string> =>
   c["http.cors"]
     ? {
         "Access-Control-Allow-Origin": "*",
-        "Access-Control-Allow-Headers": "*",
-        "Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+        // `*` does not cover Authorization, which NIP-86 calls from web clients carry.
+        "Access-Control-Allow-Headers": "Authorization, *",
+        "Access-Control-Allow-Methods": "GET, HEAD, POST, OPTIONS",
       }
     : {};
 
@@ -23,6 +25,7 @@ export function handleHttp(req: Request, ctx: RelayContext): Response | Promise<
   const url = new URL(req.url);
   const cors = corsHeaders(c);
   if (req.method === "OPTIONS") return new Response(null, { status: 204, headers: cors });
+  if (url.pathname === "/" && isManagementCall(req)) return handleManagement(req, ctx, cors);
   if (req.method !== "GET" && req.method !== "HEAD")
     return new Response("method not allowed\n", {
       status: 405,
@@ -38,8 +41,8 @@ export function handleHttp(req: Request, ctx: RelayContext): Response | Promise<
     const wantsInfo = (req.headers.get("accept") ?? "").includes("application/nostr+json");
     // One URL, two representations chosen by Accept: caches must key on it.
     return wantsInfo
-      ? reply(JSON.stringify(relayInfo(c)), "application/nostr+json", { Vary: "Accept" })
-      : explorerPage(req, c, cors);
+      ? reply(JSON.stringify(relayInfo(c, ctx.moderation)), "application/nostr+json", { Vary: "Accept" })
+      : explorerPage(req, c, cors, ctx.moderation);
   }
   const explorer = explorerRoute(req, url.pathname, ctx, cors);
   if (explorer) return explorer;

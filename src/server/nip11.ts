@@ -6,13 +6,21 @@ import type { Config } from "../config/schema.ts";
 /** NIPs that work end to end on this build. */
 export const SUPPORTED_NIPS = [1, 9, 11, 40, 42, 45, 62, 70];
 
-export function relayInfo(c: Config): Record<string, unknown> {
+/** What operators set through NIP-86 (src/manage/moderation.ts): it overrides the configuration. */
+export interface ManagedInfo {
+  info(): Partial<Record<"name" | "description" | "icon", string>>;
+  readonly restrictsWrites: boolean;
+}
+
+export function relayInfo(c: Config, managed?: ManagedInfo): Record<string, unknown> {
   const extra = c["nip11.extraNips"].map(Number).filter(Number.isInteger);
+  if (c["management.admins"].length > 0) extra.push(86); // NIP-86, callable once someone may call it
+  const set = managed?.info() ?? {};
   if (c["pow.minDifficulty"] > 0) extra.push(13);
   if (c["search.enabled"]) extra.push(50); // NIP-50 search, unless switched off
   const info: Record<string, unknown> = {
-    name: c["info.name"],
-    description: c["info.description"],
+    name: set.name ?? c["info.name"],
+    description: set.description ?? c["info.description"],
     software: pkg.name,
     version: pkg.version,
     supported_nips: [...new Set([...SUPPORTED_NIPS, ...extra])].sort((a, b) => a - b),
@@ -32,13 +40,15 @@ export function relayInfo(c: Config): Record<string, unknown> {
         c["auth.writes"] ||
         c["policy.pubkeyAllow"].length > 0 ||
         c["policy.kindAllow"].length > 0 ||
-        c["policy.plugin"] !== "",
+        c["policy.plugin"] !== "" ||
+        managed?.restrictsWrites === true,
       created_at_lower_limit: c["limits.createdAtPastSeconds"],
       created_at_upper_limit: c["limits.createdAtFutureSeconds"],
     },
   };
   if (c["info.pubkey"]) info.pubkey = c["info.pubkey"];
   if (c["info.contact"]) info.contact = c["info.contact"];
-  if (c["info.icon"]) info.icon = c["info.icon"];
+  const icon = set.icon ?? c["info.icon"];
+  if (icon) info.icon = icon;
   return info;
 }

@@ -74,6 +74,11 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
     fetch(req, srv) {
       if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
         const ip = clientIp(ctx.config, srv.requestIP(req)?.address ?? "unknown", req.headers);
+        if (ctx.moderation.blocksIp(ip)) {
+          bump(ctx.counters.connectionsRefused, "blocked");
+          log.debug("connection refused", { ip, reason: "this address is blocked" });
+          return new Response("blocked: this address is blocked\n", { status: 403 });
+        }
         if (!ctx.rates.connect(ip)) {
           bump(ctx.counters.connectionsRefused, "rate-limited");
           log.debug("connection refused", { ip, reason: "too many connections from this address" });

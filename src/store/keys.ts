@@ -19,6 +19,9 @@
 //   deleted_addr (replaceable key)                          → created_at 8
 //   vanished     pubkey 32                                  → created_at 8   NIP-62
 //   expiry       expiration 8 | serial 8                    → (empty)   NIP-40
+//   moderation   list 1 | value UTF-8                       → reason or setting UTF-8   NIP-86
+//                  value is the canonical text: lowercase hex pubkey or id, decimal kind,
+//                  normalised IP address, or the name of a NIP-11 field set by an operator
 
 export const TAIL = 16;
 const MAX_U32 = 0x1_0000_0000;
@@ -63,6 +66,20 @@ export function serialKey(serial: number): Buffer {
 }
 
 export const hexBytes = (hex: string): Buffer => Buffer.from(hex, "hex");
+
+/** A moderation entry: `list 1 | value UTF-8` (the list is a small code, manage/moderation.ts). */
+export function moderationKey(list: number, value: string): Buffer {
+  const v = Buffer.from(value, "utf8");
+  const k = Buffer.allocUnsafe(1 + v.length);
+  k[0] = list;
+  k.set(v, 1);
+  return k;
+}
+
+export const readModerationKey = (k: Uint8Array): { list: number; value: string } => ({
+  list: k[0]!,
+  value: Buffer.from(k.buffer, k.byteOffset + 1, k.length - 1).toString("utf8"),
+});
 
 export function kindBytes(kind: number): Buffer {
   const b = Buffer.allocUnsafe(2);

@@ -132,16 +132,42 @@ export function applyVanish(s: Store, req: NostrEvent): number {
       if (json && (JSON.parse(json) as NostrEvent).kind === 1059) serials.add(serial);
     }
   }
-  // Events stored after the REQ indexes' watermark (this batch's too) have no entries yet:
-  // read them from the log itself. A request to vanish is rare; the log's tail is short.
-  const through = readWatermark(s, INDEXES)?.serial ?? s.lastSerial;
-  for (const { key, value } of s.events.getRange({ start: serialKey(through + 1) })) {
-    const e = JSON.parse((value as Buffer).toString("utf8")) as NostrEvent;
-    if (e.created_at > req.created_at) continue;
+  collectTail(s, serials, (e) => {
+    if (e.created_at > req.created_at) return false;
     const wrap = e.kind === 1059 && e.tags.some((t) => t[0] === "p" && t[1] === req.pubkey);
-    if (e.pubkey === req.pubkey || wrap) serials.add(readU64(key as Buffer, 0));
-  }
+    return e.pubkey === req.pubkey || wrap;
+  });
   let n = 0;
   for (const serial of serials) if (removeBySerial(s, serial)) n++;
   return n;
+}
+
+/**
+ * Events stored after the REQ indexes' watermark (this batch's too) have no entries yet: adds
+ * the serials of those `wanted` picks, read from the log itself. Removing a whole author is
+ * rare and the log's tail is short.
+ */
+function collectTail(s: Store, into: Set<number>, wanted: (e: NostrEvent) => boolean): void {
+  const through = readWatermark(s, INDEXES)?.serial ?? s.lastSerial;
+  for (const { key, value } of s.events.getRange({ start: serialKey(through + 1) })) {
+    const e = JSON.parse((value as Buffer).toString("utf8")) as NostrEvent;
+    if (wanted(e)) into.add(readU64(key as Buffer, 0));
+  }
+}
+
+/** Removes every stored event of a pubkey (a NIP-86 ban). Returns how many were removed. */
+export function removeAuthor(s: Store, pubkey: string): number {
+  const serials = new Set<number>();
+  const { start, end } = rangeFor(hexBytes(pubkey), 0, Number.MAX_SAFE_INTEGER);
+  for (const k of s.pubkey.getKeys({ start, end, reverse: true })) serials.add(keySerial(k as Buffer));
+  collectTail(s, serials, (e) => e.pubkey === pubkey);
+  let n = 0;
+  for (const serial of serials) if (removeBySerial(s, serial)) n++;
+  return n;
+}
+
+/** Removes a stored event by id (a NIP-86 ban); false when it is not stored. */
+export function removeById(s: Store, id: string): boolean {
+  const at = s.ids.get(hexBytes(id));
+  return at !== undefined && removeBySerial(s, readU64(at, 0)) !== undefined;
 }

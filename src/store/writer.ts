@@ -67,6 +67,11 @@ export interface WriterOptions {
   maxBatch: number;
   /** whether a NIP-62 `relay` tag names this relay */
   isOwnUrl?: (url: string) => boolean;
+  /**
+   * Refusals decided in queue order (NIP-86 bans): a ban applied by a task refuses every event
+   * behind it in the queue, even one that passed the write policy before the ban.
+   */
+  refuse?: (e: NostrEvent) => Reject | undefined;
 }
 
 export class Writer {
@@ -223,6 +228,8 @@ export class Writer {
   /** Runs inside the write transaction. */
   private apply(e: NostrEvent, json: string): WriteOutcome {
     const s = this.store;
+    const refused = this.opts.refuse?.(e);
+    if (refused) return { status: "rejected", reject: refused };
     if (s.ids.getBinaryFast(s.arena.hex32(e.id)) !== undefined) return { status: "duplicate" };
     const addressed = isReplaceable(e.kind) || isAddressable(e.kind);
     const rkey = addressed ? addressOf(e) : undefined;
