@@ -1,5 +1,6 @@
 // Wires the pipeline together: store → writer → live fanout, and the server in front.
 // `startRelay` is what `relay serve` and the tests call.
+import { mkdirSync } from "node:fs";
 import type { Server } from "bun";
 import { startApi } from "./api/routes.ts";
 import { ConfigError } from "./config/load.ts";
@@ -17,6 +18,7 @@ import { matchSearch } from "./search/match.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
 import { startMetricsServer } from "./server/metrics.ts";
 import { startServer } from "./server/server.ts";
+import { DirLocked, lockDir } from "./store/lock.ts";
 import { closeStore, openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
 import { createVerifyPool } from "./verify/pool.ts";
@@ -31,7 +33,33 @@ export interface Relay {
   stop(): Promise<void>;
 }
 
+/** How often the relay looks whether another process (`relay import`, `relay delete`) wrote. */
+const POLL_MS = 250;
+
+/** Takes the data directory for this relay, or says which process has it. */
+function lockData(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  try {
+    return lockDir(dir, "serve");
+  } catch (e) {
+    if (!(e instanceof DirLocked)) throw e;
+    throw new Error(
+      `${e.message}; one relay serves a data directory: stop that one first, or give this one another --data`,
+    );
+  }
+}
+
 export function startRelay(config: Config): Relay {
+  const unlock = lockData(config.data);
+  try {
+    return startLocked(config, unlock);
+  } catch (e) {
+    unlock();
+    throw e;
+  }
+}
+
+function startLocked(config: Config, unlock: () => void): Relay {
   const backend = config["verify.backend"];
   if (backend !== "auto" && backend !== "native" && backend !== "noble")
     throw new ConfigError(`verify.backend: expected auto, native or noble, got ${backend}`);
@@ -49,10 +77,12 @@ export function startRelay(config: Config): Relay {
   let isOwnUrl: (url: string) => boolean = () => false;
   const writer = new Writer(
     store,
-    { maxBatch: config["writer.maxBatch"], isOwnUrl: (url) => isOwnUrl(url) },
-    (stored, removed) => {
+    // follow: what `relay import` or `relay delete` commit beside the relay comes through here
+    // too, for the consumers, live subscribers and readers alike.
+    { maxBatch: config["writer.maxBatch"], isOwnUrl: (url) => isOwnUrl(url), follow: true },
+    (stored, removed, high) => {
       // The consumers' views first: a subscriber told of an event can search for it at once.
-      runner.committed(stored, removed);
+      runner.committed(stored, removed, high);
       for (const s of stored) broadcast(live, s.event, s.json, s.serial);
     },
   );
@@ -92,6 +122,7 @@ export function startRelay(config: Config): Relay {
       if (expiration.pending > 0) void writer.task((s) => expiration.purge(s, Date.now() / 1000, 10_000));
     }, config["expiration.purgeIntervalSeconds"] * 1000),
     setInterval(() => ctx.rates.sweep(), 60_000),
+    setInterval(() => writer.poll(), POLL_MS),
   ];
   let stopping: Promise<void> | undefined;
   return {
@@ -111,6 +142,7 @@ export function startRelay(config: Config): Relay {
         await writer.drain();
         await runner.stop();
         await closeStore(store);
+        unlock();
       })();
       return stopping;
     },

@@ -16,6 +16,8 @@ import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
 import { readWatermark, writeWatermark } from "../store/consumer.ts";
 import type { Removal } from "../store/removals.ts";
 import { removalsAfter, trimRemovals } from "../store/removals.ts";
+import type { HighWater } from "../store/serials.ts";
+import { currentHighWater } from "../store/serials.ts";
 import type { Store } from "../store/store.ts";
 import { replayStored } from "../store/store.ts";
 import type { Committed } from "../store/writer.ts";
@@ -185,9 +187,15 @@ export class ConsumerRunner {
   /**
    * Brings every consumer up to the log on disk (rebuilding those whose entries are missing or
    * of another version), synchronously. Run before the writer starts, and by data commands.
+   * Covers the log up to the high-water marks read when it starts, which it leaves in
+   * `store.lastSerial` and `store.lastRemoval`: what another process commits meanwhile is for
+   * the writer to notice (writer.ts), so nothing is applied twice.
    */
   catchUp(progress?: (name: string, events: number, total: number) => void, batch = 10_000): void {
     const s = this.store;
+    const high = currentHighWater(s);
+    s.lastSerial = high.serial;
+    s.lastRemoval = high.removal;
     let gen = 0;
     for (const c of this.consumers) {
       let w = readWatermark(s, c.name);
@@ -195,8 +203,8 @@ export class ConsumerRunner {
         const adopted: Watermark = {
           version: c.version,
           gen: 0,
-          serial: s.lastSerial,
-          removal: s.lastRemoval,
+          serial: high.serial,
+          removal: high.removal,
         };
         s.derived.transactionSync(() => writeWatermark(s, c.name, adopted));
         w = adopted;
@@ -204,24 +212,24 @@ export class ConsumerRunner {
       const rebuild = !w || w.version !== c.version;
       const started = performance.now();
       if (rebuild) {
-        const fresh: Watermark = { version: c.version, gen: w?.gen ?? 0, serial: 0, removal: s.lastRemoval };
+        const fresh: Watermark = { version: c.version, gen: w?.gen ?? 0, serial: 0, removal: high.removal };
         s.derived.transactionSync(() => {
           c.clear(s);
           writeWatermark(s, c.name, fresh);
         });
         w = fresh;
       }
-      const events = this.replay(c, w!, batch, progress);
+      const events = this.replay(c, w!, high, batch, progress);
       if (rebuild && events > 0)
         this.log(
           `${c.name}: built from ${events} stored events in ${Math.round(performance.now() - started)} ms`,
         );
       gen = Math.max(gen, w!.gen);
     }
-    if (this.consumers.length > 0) s.env.transactionSync(() => trimRemovals(s.removals, s.lastRemoval));
-    this.trimmedThrough = s.lastRemoval;
-    this.diskSerial = s.lastSerial;
-    this.open = new Gen(gen + 1, this.consumers, s.lastSerial, s.lastRemoval);
+    if (this.consumers.length > 0) s.env.transactionSync(() => trimRemovals(s.removals, high.removal));
+    this.trimmedThrough = high.removal;
+    this.diskSerial = high.serial;
+    this.open = new Gen(gen + 1, this.consumers, high.serial, high.removal);
   }
 
   /**
@@ -231,6 +239,7 @@ export class ConsumerRunner {
   private replay(
     c: Consumer,
     w: Watermark,
+    high: HighWater,
     batch: number,
     progress?: (name: string, events: number, total: number) => void,
   ): number {
@@ -238,36 +247,53 @@ export class ConsumerRunner {
     const removes: Derived<unknown>[] = [];
     // A removal undoes an event only if an earlier batch applied it; an event removed before its
     // batch was applied has no body left, so it is not applied either.
-    for (const r of removalsAfter(s.removals, w.removal))
+    for (const r of removalsAfter(s.removals, w.removal)) {
+      if (r.seq > high.removal) break;
       if (r.serial <= w.serial) {
         const p = c.prepare(r.event);
         if (p !== null) removes.push({ serial: r.serial, p });
       }
-    const total = s.lastSerial - w.serial;
+    }
+    const total = high.serial - w.serial;
     let adds: Derived<unknown>[] = [];
     let through = w.serial;
+    // The last batch covers the marks even when the newest events were removed since.
+    let read = 0;
     return replayStored(
       s,
       w.serial + 1,
+      high.serial,
       batch,
       (e, serial) => {
         through = serial;
+        read++;
         const p = c.prepare(e);
         if (p !== null) adds.push({ serial, p });
       },
       () => {
+        const last = read < batch;
+        read = 0;
         c.apply(s, adds, removes.splice(0));
         adds = [];
-        writeWatermark(s, c.name, { ...w, serial: through, removal: s.lastRemoval });
+        writeWatermark(s, c.name, { ...w, serial: last ? high.serial : through, removal: high.removal });
       },
       (n) => progress?.(c.name, n, total),
     );
   }
 
-  /** Called by the writer after each commit, in commit order. */
-  committed(stored: readonly Committed[], removed: readonly Removal[]): void {
+  /**
+   * Called by the writer after each commit, in commit order; `high`: the log's high-water marks
+   * after it (which may pass serials and seqs that never reach the consumers: events another
+   * process added and removed between two looks).
+   */
+  committed(stored: readonly Committed[], removed: readonly Removal[], high?: HighWater): void {
     const g = this.open;
     const cs = this.consumers;
+    if (high) {
+      if (high.serial > g.maxSerial) g.maxSerial = high.serial;
+      if (high.removal > g.maxSeq) g.maxSeq = high.removal;
+    }
+    if (stored.length === 0 && removed.length === 0) return;
     if (g.firstAt === 0) g.firstAt = performance.now();
     for (const c of stored) {
       const item: Item = {
