@@ -287,6 +287,8 @@ export class ConsumerRunner {
    * process added and removed between two looks).
    */
   committed(stored: readonly Committed[], removed: readonly Removal[], high?: HighWater): void {
+    // None here (a data command beside the relay, which applies what it commits): keep nothing.
+    if (this.consumers.length === 0) return;
     const g = this.open;
     const cs = this.consumers;
     if (high) {
