@@ -296,6 +296,47 @@ describe("one relay per data directory", () => {
     expect((await cli(["reindex", "--data", dir, "--quiet"])).code).toBe(0);
   }, 60_000);
 
+  test("an import running without a relay holds the directory: a relay started meanwhile is refused with its pid", async () => {
+    const dir = newDir();
+    const importer = Bun.spawn(
+      [process.execPath, MAIN, "import", "-", "--data", dir, "--no-verify", "--quiet"],
+      {
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    procs.push(importer);
+    const e = signed(newKey(), { content: "imported alone" });
+    importer.stdin.write(`${JSON.stringify(e)}\n`);
+    importer.stdin.flush();
+    // The lock is taken before the import reads its first line; wait for it to name the import.
+    const holder = await eventually(
+      async () => {
+        try {
+          return JSON.parse(readFileSync(join(dir, "relay.lock"), "utf8")) as {
+            pid: number;
+            command: string;
+          };
+        } catch {
+          return undefined;
+        }
+      },
+      (h) => h?.pid === importer.pid,
+    );
+    expect(holder).toMatchObject({ pid: importer.pid, command: "import" });
+    const refused = await cli(["serve", "--port", "0", "--data", dir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(`is in use by 'relay import' (pid ${importer.pid})`);
+    importer.stdin.end();
+    expect(await importer.exited).toBe(0);
+    const relay = await serve(dir);
+    const c = await RawClient.connect(relay.url);
+    expect(await c.req("all", {})).toEqual([e.id]);
+    c.close();
+    await stop(relay.proc);
+  }, 60_000);
+
   test("the lock of a relay killed with kill -9 does not keep the next one from starting", async () => {
     const dir = newDir();
     const first = await serve(dir);
