@@ -70,3 +70,27 @@ test("notes leave the window as the clock moves; ties rank newer first, then low
   await writer.drain();
   await derived.runner.stop();
 });
+
+test("notes of a batch the consumers applied before any reader looked are still in the window", async () => {
+  const d = tempDir("api-trending-unread-");
+  const s = openStore(d);
+  try {
+    const derived = openDerived(s, loadConfig(), { log: () => {} });
+    const counters = derived.counters!;
+    const window = new TrendingWindow(1000, counters);
+    window.seed(s);
+    counters.listener = window;
+    const writer = new Writer(s, 100, (stored, removed) => derived.runner.committed(stored, removed));
+    const note = signed(newKey(), { content: "applied unseen" });
+    const like = signed(newKey(), { kind: 7, content: "+", tags: [["e", note.id]] });
+    for (const e of [note, like])
+      expect(await writer.submit(e, storedJson(e))).toMatchObject({ status: "stored" });
+    // Applied and on disk before anything read a view of the batch.
+    await derived.runner.settle();
+    expect(window.top(10, () => true).map((n) => n.id)).toEqual([note.id]);
+    await writer.drain();
+  } finally {
+    await closeStore(s);
+    rmSync(d, { recursive: true, force: true });
+  }
+});

@@ -89,6 +89,9 @@ export class Counters implements Consumer<Contribution, Deltas> {
   readonly pubkeys: BinDb;
   readonly relays: BinDb;
   listener: NoteListener | undefined;
+  get listening(): boolean {
+    return this.listener !== undefined;
+  }
   /** set by the runner that feeds this consumer */
   tail: Tail<Deltas> = noTail;
 

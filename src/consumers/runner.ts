@@ -368,6 +368,10 @@ export class ConsumerRunner {
     }
     const g = this.sealed[0];
     if (!g) return Promise.resolve();
+    // A listener must hear of every batch, whether or not a reader asked for its view in time.
+    this.consumers.forEach((c, i) => {
+      if (c.listening) this.viewOf(g, i);
+    });
     this.flushing = this.applyGen(g).finally(() => {
       this.flushing = null;
       // A full batch or a pause in writes that came meanwhile goes on at once while the runner

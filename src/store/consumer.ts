@@ -38,6 +38,12 @@ export interface Consumer<P = unknown, V = unknown> {
    * by an earlier version that kept them otherwise), so they are adopted instead of rebuilt.
    */
   adopt?(s: Store): boolean;
+  /**
+   * Its views tell a listener what was committed (the API's trending window hears of notes
+   * through the counters' views): every batch's view is then built before the batch is
+   * applied, since a view is otherwise built only when a reader asks for it before that.
+   */
+  readonly listening?: boolean;
   /** An empty view of a batch not yet applied. */
   newView(): V;
   /** Counts `d` into (sign 1) or out of (sign -1) a view, as an add or as a removal. */
