@@ -52,6 +52,8 @@ class Gen {
   readonly views: unknown[];
   readonly addsSeen: number[];
   readonly removesSeen: number[];
+  /** per consumer: its view is being built (a listener reads the views meanwhile) */
+  readonly building: boolean[];
   /** events in the batch that are not dropped */
   live = 0;
   /** when the first item arrived (ms), for lag */
@@ -66,6 +68,7 @@ class Gen {
     this.views = consumers.map(() => undefined);
     this.addsSeen = consumers.map(() => 0);
     this.removesSeen = consumers.map(() => 0);
+    this.building = consumers.map(() => false);
   }
 
   get empty(): boolean {
@@ -163,23 +166,31 @@ export class ConsumerRunner {
   }
 
   /**
-   * Consumer i's view of a generation, brought up to its latest items. Each item is counted as
-   * seen before the view takes it, so a listener that reads the views meanwhile is not looped.
+   * Consumer i's view of a generation, brought up to its latest items. A listener that reads
+   * the views while this one is being built (the trending window asking the counters for a
+   * note's counts) gets it as built so far: the outer call goes on with the rest, where a
+   * nested one would recurse once per item (a stack overflow on a batch of thousands).
    */
   private viewOf(g: Gen, i: number): unknown {
     const c = this.consumers[i]!;
     g.views[i] ??= c.newView();
     const v = g.views[i];
-    while (g.addsSeen[i]! < g.adds.length) {
-      const a = g.adds[g.addsSeen[i]!++]!;
-      if (a.dropped) continue;
-      const p = derived(this.consumers, a, i);
-      if (p !== null) c.view(v, { serial: a.serial, p }, 1, false);
-    }
-    while (g.removesSeen[i]! < g.removes.length) {
-      const r = g.removes[g.removesSeen[i]!++]!;
-      const p = derived(this.consumers, r, i);
-      if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
+    if (g.building[i]) return v;
+    g.building[i] = true;
+    try {
+      while (g.addsSeen[i]! < g.adds.length) {
+        const a = g.adds[g.addsSeen[i]!++]!;
+        if (a.dropped) continue;
+        const p = derived(this.consumers, a, i);
+        if (p !== null) c.view(v, { serial: a.serial, p }, 1, false);
+      }
+      while (g.removesSeen[i]! < g.removes.length) {
+        const r = g.removes[g.removesSeen[i]!++]!;
+        const p = derived(this.consumers, r, i);
+        if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
+      }
+    } finally {
+      g.building[i] = false;
     }
     return v;
   }
