@@ -38,6 +38,29 @@ export interface DeriveOptions {
   batch?: number;
   /** apply batches on a thread of their own (the relay); default: in this thread */
   thread?: boolean;
+  /**
+   * false: a running relay owns the directory and applies the consumers (a data command
+   * writing beside it); only the writer's own indexes and the removal log are kept here
+   */
+  consumers?: boolean;
+}
+
+/**
+ * What a data command keeps while the relay owns the directory: no consumers (the relay applies
+ * what this process commits, once it notices), but the removal log they read is written.
+ */
+function beside(store: Store, expiration: Expiration): Derived {
+  const runner = new ConsumerRunner(store, [], { intervalMs: 0, batch: Number.MAX_SAFE_INTEGER });
+  store.logRemovals = true;
+  return {
+    expiration,
+    indexes: new Indexes(store),
+    runner,
+    search: undefined,
+    counters: undefined,
+    registers: new HllRegisters(store),
+    searcher: undefined,
+  };
 }
 
 /** A store's consumers by name, in the order given (for the consumers' own thread). */
@@ -59,6 +82,7 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
   const log = o.log ?? console.log;
   const expiration = new Expiration(store);
   store.indexers.push(expiration);
+  if (o.consumers === false) return beside(store, expiration);
   const search = config["search.enabled"] ? new SearchIndex(store) : undefined;
   const counters = config["api.enabled"] ? new Counters(store) : undefined;
   if (!search) markStale(store, "search");

@@ -1,5 +1,6 @@
 // Wires the pipeline together: store → writer → live fanout, and the server in front.
 // `startRelay` is what `relay serve` and the tests call.
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { startApi } from "./api/routes.ts";
@@ -22,6 +23,7 @@ import type { Conn, ConnData } from "./server/connection.ts";
 import { startMetricsServer } from "./server/metrics.ts";
 import { RefusalSummary } from "./server/refusals.ts";
 import { startServer } from "./server/server.ts";
+import { DirLocked, lockDir } from "./store/lock.ts";
 import { releasePages } from "./store/residency.ts";
 import { closeStore, DERIVED_DIR, openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
@@ -37,8 +39,34 @@ export interface Relay {
   stop(): Promise<void>;
 }
 
+/** How often the relay looks whether another process (`relay import`, `relay delete`) wrote. */
+const POLL_MS = 250;
+
+/** Takes the data directory for this relay, or says which process has it. */
+function lockData(dir: string): () => void {
+  mkdirSync(dir, { recursive: true });
+  try {
+    return lockDir(dir, "serve");
+  } catch (e) {
+    if (!(e instanceof DirLocked)) throw e;
+    throw new Error(
+      `${e.message}; one relay serves a data directory: stop that one first, or give this one another --data`,
+    );
+  }
+}
+
 export function startRelay(config: Config): Relay {
   configureLog({ level: config["log.level"], format: config["log.format"] });
+  const unlock = lockData(config.data);
+  try {
+    return startLocked(config, unlock);
+  } catch (e) {
+    unlock();
+    throw e;
+  }
+}
+
+function startLocked(config: Config, unlock: () => void): Relay {
   const backend = config["verify.backend"];
   if (backend !== "auto" && backend !== "native" && backend !== "noble")
     throw new ConfigError(`verify.backend: expected auto, native or noble, got ${backend}`);
@@ -60,14 +88,17 @@ export function startRelay(config: Config): Relay {
   let isOwnUrl: (url: string) => boolean = () => false;
   const writer = new Writer(
     store,
+    // follow: what `relay import` or `relay delete` commit beside the relay comes through here
+    // too, for the consumers, live subscribers and readers alike.
     {
       maxBatch: config["writer.maxBatch"],
       isOwnUrl: (url) => isOwnUrl(url),
       refuse: (e) => moderation.banned(e),
+      follow: true,
     },
-    (stored, removed) => {
+    (stored, removed, high) => {
       // The consumers' views first: a subscriber told of an event can search for it at once.
-      runner.committed(stored, removed);
+      runner.committed(stored, removed, high);
       for (const s of stored) broadcast(live, s.event, s.json, s.serial);
     },
   );
@@ -117,6 +148,7 @@ export function startRelay(config: Config): Relay {
       const r = refusals.next();
       if (r) log.info(`refused ${r.total} in ${summarySeconds} s`, r.byReason);
     }, summarySeconds * 1000),
+    setInterval(() => writer.poll(), POLL_MS),
   ];
   const release = config["store.releasePagesSeconds"];
   if (release > 0)
@@ -141,6 +173,7 @@ export function startRelay(config: Config): Relay {
         await writer.drain();
         await runner.stop();
         await closeStore(store);
+        unlock();
       })();
       return stopping;
     },

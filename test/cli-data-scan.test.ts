@@ -10,6 +10,7 @@ import type { Filter } from "../src/nostr/filter.ts";
 import { matchFilter } from "../src/nostr/filter.ts";
 import { removeBySerial } from "../src/store/lifecycle.ts";
 import { countByKind, scanOldestFirst, storedId, timeBounds } from "../src/store/scan.ts";
+import { writeTxn } from "../src/store/serials.ts";
 import type { Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
 import { Writer } from "../src/store/writer.ts";
@@ -93,7 +94,7 @@ describe("scanOldestFirst", () => {
 
   test("removeBySerial takes the event out of every scan", async () => {
     const victims = naive({ tags: [["t", ["red"]]] });
-    await s.env.transaction(() => {
+    await writeTxn(s, () => {
       for (const x of [...scanOldestFirst(s, { tags: [["t", ["red"]]] }, 2)]) removeBySerial(s, x.serial);
     });
     for (const [, f] of FILTERS)

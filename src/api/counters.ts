@@ -89,13 +89,11 @@ export class Counters implements Consumer<Contribution, Deltas> {
   readonly pubkeys: BinDb;
   readonly relays: BinDb;
   listener: NoteListener | undefined;
-  /** set by the runner that feeds this consumer */
-  tail: Tail<Deltas> = noTail;
-
-  /** The listener hears of every batch, read or not. */
-  get eager(): boolean {
+  get listening(): boolean {
     return this.listener !== undefined;
   }
+  /** set by the runner that feeds this consumer */
+  tail: Tail<Deltas> = noTail;
 
   constructor(private readonly s: Store) {
     this.notes = openDb(s, "api_note");

@@ -3,7 +3,7 @@
 
 import { removeBySerial } from "../store/lifecycle.ts";
 import { scanOldestFirst, storedId } from "../store/scan.ts";
-import { closeStore } from "../store/store.ts";
+import { writeTxn } from "../store/serials.ts";
 import {
   commandArgs,
   filterFromFlags,
@@ -24,7 +24,8 @@ Prints the id of each deleted event on stdout, oldest first, and the count on st
   --since T, --until T   narrow the filter (unix seconds or an ISO date)
 
 This is an operator's removal, not a NIP-09 deletion: no tombstone is kept, so the same
-event can be published or imported again. Stop 'relay serve' on this data directory first.`;
+event can be published or imported again. Safe while 'relay serve' runs on the same data
+directory: the relay stops serving the deleted events within a second.`;
 
 /** Events removed per write transaction. */
 const CHUNK = 1000;
@@ -39,7 +40,7 @@ export async function run(argv: string[]): Promise<number> {
     if (flags.filter === undefined) throw new UsageError("needs --filter JSON ('{}' matches every event)");
     const filter = filterFromFlags(flags);
     const dryRun = flags["dry-run"] !== undefined;
-    const { store, finish } = openForWrite(config, true);
+    const { store, finish, close, relayPid } = openForWrite(config, true, "delete");
     const out = new StdoutSink();
     let matched = 0;
     let removed = 0;
@@ -47,7 +48,7 @@ export async function run(argv: string[]): Promise<number> {
     const commit = async () => {
       const serials = chunk;
       chunk = [];
-      await store.env.transaction(() => {
+      await writeTxn(store, () => {
         store.arena.reset();
         for (const serial of serials) if (removeBySerial(store, serial)) removed++;
       });
@@ -64,12 +65,12 @@ export async function run(argv: string[]): Promise<number> {
       finish();
       await out.end();
     } finally {
-      await closeStore(store);
+      await close();
     }
     console.error(
       dryRun
         ? `dry run: ${fmtInt(matched)} events match; nothing deleted`
-        : `deleted ${fmtInt(removed)} events`,
+        : `deleted ${fmtInt(removed)} events${relayPid === undefined ? "" : ` (the relay, pid ${relayPid}, stops serving them within a second)`}`,
     );
     return 0;
   });

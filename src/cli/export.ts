@@ -18,8 +18,8 @@ relay and a new export give the same bytes.
   --until T      created_at at or before T
   --quiet        no summary line on stderr
 
-Reading is safe while 'relay serve' runs on the same data (each chunk is a consistent read;
-events stored during the export appear if they sort after the point already written).`;
+Safe while 'relay serve' runs on the same data: each stored event is written once, as
+committed when the export started (events stored during the export are left out).`;
 
 export async function run(argv: string[]): Promise<number> {
   return guarded("export", async () => {

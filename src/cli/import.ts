@@ -3,12 +3,14 @@
 // the writer in chunks so it commits them in large batches.
 
 import { createReadStream, statSync } from "node:fs";
+import type { Config } from "../config/schema.ts";
+import type { Derived } from "../derived.ts";
 import { admit } from "../ingest/event.ts";
 import { Moderation } from "../manage/moderation.ts";
 import { storedJson } from "../nostr/canonical.ts";
 import { isEphemeral } from "../nostr/kinds.ts";
 import { ownUrlCheck } from "../nostr/relay-url.ts";
-import { closeStore } from "../store/store.ts";
+import type { Store } from "../store/store.ts";
 import type { WriteOutcome } from "../store/writer.ts";
 import { Writer } from "../store/writer.ts";
 import type { BackendPreference } from "../verify/select.ts";
@@ -39,7 +41,8 @@ earlier), ephemeral, invalid, and the first 20 problem lines by number. A bad li
 the import. Exit status: 0 when the whole input was read (even with invalid lines), 1 on an I/O
 or storage error, 2 on bad arguments, 130 when interrupted (what was committed stays).
 
-Do not run it while 'relay serve' uses the same data directory: both would assign serials.`;
+Safe while 'relay serve' runs on the same data directory: the relay serves the imported
+events (REQ, search, live subscriptions) within a second of their commit.`;
 
 /** Problem lines listed in the summary (all are counted). */
 const SHOW = 20;
@@ -143,156 +146,171 @@ export async function run(argv: string[]): Promise<number> {
     if (positional[0] === undefined && process.stdin.isTTY)
       throw new UsageError("give FILE, or '-' to read standard input (it is a terminal)");
     const { input, size, source } = openInput(positional[0] ?? "-");
-    const { store, derived, finish } = openForWrite(config, false);
-    // The same writer as the server's: duplicates, replaceable rules, NIP-09 deletions, and NIP-62
-    // requests that name this relay (its listening address or publicUrl), and the bans made
-    // through NIP-86. Its commits feed the derived indexes, which apply them in batches as the
-    // server's do.
-    const moderation = new Moderation(store);
-    const writer = new Writer(
-      store,
-      {
-        maxBatch: config["writer.maxBatch"],
-        isOwnUrl: ownUrlCheck(config.host, config.port, () => config.publicUrl),
-        refuse: (e) => moderation.banned(e),
-      },
-      (stored, removed) => derived.runner.committed(stored, removed),
-    );
-    // Imports bring archives: the past limit is for live traffic; the future limit still holds.
-    // libsecp256k1 when present (about 8x faster than noble), as the server chooses it.
-    const { backend } = chooseBackend(
-      config["verify.backend"] as BackendPreference,
-      config["verify.libraryPath"] || undefined,
-    );
-    const checks = { config: { ...config, "limits.createdAtPastSeconds": 0 }, verifier: backend };
-    const admitOptions = { noVerify: flags["no-verify"] !== undefined };
-    const sum: Summary = {
-      source,
-      lines: 0,
-      bytes: 0,
-      seconds: 0,
-      accepted: 0,
-      duplicate: 0,
-      older: 0,
-      replaced: 0,
-      refused: 0,
-      ephemeral: 0,
-      expired: 0,
-      invalid: 0,
-      blank: 0,
-      errors: 0,
-      problems: [],
-      interrupted: false,
-    };
-    const invalidShown: Problem[] = [];
-    const storeShown: Problem[] = [];
-    const note = (list: Problem[], line: number, reason: string) => {
-      if (list.length < SHOW) list.push({ line, reason });
-    };
-    const tally = (o: WriteOutcome, line: number) => {
-      switch (o.status) {
-        case "stored":
-          sum.accepted++;
-          if ("replaced" in o && o.replaced === true) sum.replaced++;
-          return;
-        case "duplicate":
-          sum.duplicate++;
-          return;
-        case "rejected":
-          if (o.reject.prefix === "duplicate") sum.older++;
-          else if (o.reject.prefix === "error") {
-            sum.errors++;
-            note(storeShown, line, reasonText(o.reject));
-          } else {
-            sum.refused++;
-            note(storeShown, line, reasonText(o.reject));
-          }
-      }
-    };
-
-    const progress = new Progress("import", {
-      ...(size === undefined ? {} : { totalBytes: size }),
-      quiet: flags.quiet !== undefined,
-    });
-    // First Ctrl-C: stop reading, commit what was handed over, print the summary. Second: leave.
-    const interrupt = () => {
-      if (sum.interrupted) process.exit(130);
-      sum.interrupted = true;
-    };
-    process.on("SIGINT", interrupt);
-    process.on("SIGTERM", interrupt);
-    // Two chunks in flight: the writer commits one while the next is read and checked.
-    const chunk = Math.max(1, config["writer.maxBatch"]);
-    let pending: Promise<void>[] = [];
-    let inFlight: Promise<unknown> = Promise.resolve();
-    let readError: Error | undefined;
+    const { store, derived, finish, close } = openForWrite(config, false, "import");
     try {
-      for await (const text of readLines(input, (n) => {
-        sum.bytes += n;
-      })) {
-        if (sum.interrupted) break;
-        const line = ++sum.lines;
-        progress.update(sum.bytes, line);
-        if (text === null) {
-          sum.invalid++;
-          note(invalidShown, line, `invalid: line longer than ${fmtBytes(MAX_LINE)}`);
-          continue;
-        }
-        if (text.trim() === "") {
-          sum.blank++;
-          continue;
-        }
-        let raw: unknown;
-        try {
-          raw = JSON.parse(text);
-        } catch (e) {
-          sum.invalid++;
-          note(invalidShown, line, `invalid: not JSON (${(e as Error).message})`);
-          continue;
-        }
-        const e = admit(checks, raw, Date.now() / 1000, admitOptions);
-        if (isReject(e)) {
-          // Refused like a live EVENT, but not a defect of the file: it would be purged at once.
-          if (e.message === EXPIRED) {
-            sum.expired++;
-            continue;
-          }
-          sum.invalid++;
-          note(invalidShown, line, reasonText(e));
-          continue;
-        }
-        if (isEphemeral(e.kind)) {
-          sum.ephemeral++;
-          continue;
-        }
-        pending.push(writer.submit(e, storedJson(e)).then((o) => tally(o, line)));
-        if (pending.length >= chunk) {
-          const prev = inFlight;
-          inFlight = Promise.all(pending);
-          pending = [];
-          await prev;
-        }
-      }
-    } catch (e) {
-      readError = e as Error;
+      return await load(config, flags, store, derived, finish, input, size, source);
+    } finally {
+      await close();
     }
-    await Promise.all([inFlight, ...pending]);
-    await writer.drain();
-    await derived.runner.stop();
-    finish();
-    await closeStore(store);
-    process.off("SIGINT", interrupt);
-    process.off("SIGTERM", interrupt);
-    progress.done();
-    sum.seconds = progress.elapsed;
-    sum.problems = [...invalidShown, ...storeShown].sort((a, b) => a.line - b.line).slice(0, SHOW);
-    print(sum, flags.json !== undefined);
-    if (readError)
-      throw new IoError(`reading ${source} failed after line ${sum.lines}: ${readError.message}`);
-    if (sum.errors > 0) return 1;
-    if (sum.interrupted) return 130;
-    return 0;
   });
+}
+
+async function load(
+  config: Config,
+  flags: Record<string, string>,
+  store: Store,
+  derived: Derived,
+  finish: () => void,
+  input: AsyncIterable<Uint8Array>,
+  size: number | undefined,
+  source: string,
+): Promise<number> {
+  // The same writer as the server's: duplicates, replaceable rules, NIP-09 deletions, and NIP-62
+  // requests that name this relay (its listening address or publicUrl), and the bans made
+  // through NIP-86. Its commits feed the derived indexes, which apply them in batches as the
+  // server's do.
+  const moderation = new Moderation(store);
+  const writer = new Writer(
+    store,
+    {
+      maxBatch: config["writer.maxBatch"],
+      isOwnUrl: ownUrlCheck(config.host, config.port, () => config.publicUrl),
+      refuse: (e) => moderation.banned(e),
+    },
+    (stored, removed, high) => derived.runner.committed(stored, removed, high),
+  );
+  // Imports bring archives: the past limit is for live traffic; the future limit still holds.
+  // libsecp256k1 when present (about 8x faster than noble), as the server chooses it.
+  const { backend } = chooseBackend(
+    config["verify.backend"] as BackendPreference,
+    config["verify.libraryPath"] || undefined,
+  );
+  const checks = { config: { ...config, "limits.createdAtPastSeconds": 0 }, verifier: backend };
+  const admitOptions = { noVerify: flags["no-verify"] !== undefined };
+  const sum: Summary = {
+    source,
+    lines: 0,
+    bytes: 0,
+    seconds: 0,
+    accepted: 0,
+    duplicate: 0,
+    older: 0,
+    replaced: 0,
+    refused: 0,
+    ephemeral: 0,
+    expired: 0,
+    invalid: 0,
+    blank: 0,
+    errors: 0,
+    problems: [],
+    interrupted: false,
+  };
+  const invalidShown: Problem[] = [];
+  const storeShown: Problem[] = [];
+  const note = (list: Problem[], line: number, reason: string) => {
+    if (list.length < SHOW) list.push({ line, reason });
+  };
+  const tally = (o: WriteOutcome, line: number) => {
+    switch (o.status) {
+      case "stored":
+        sum.accepted++;
+        if ("replaced" in o && o.replaced === true) sum.replaced++;
+        return;
+      case "duplicate":
+        sum.duplicate++;
+        return;
+      case "rejected":
+        if (o.reject.prefix === "duplicate") sum.older++;
+        else if (o.reject.prefix === "error") {
+          sum.errors++;
+          note(storeShown, line, reasonText(o.reject));
+        } else {
+          sum.refused++;
+          note(storeShown, line, reasonText(o.reject));
+        }
+    }
+  };
+
+  const progress = new Progress("import", {
+    ...(size === undefined ? {} : { totalBytes: size }),
+    quiet: flags.quiet !== undefined,
+  });
+  // First Ctrl-C: stop reading, commit what was handed over, print the summary. Second: leave.
+  const interrupt = () => {
+    if (sum.interrupted) process.exit(130);
+    sum.interrupted = true;
+  };
+  process.on("SIGINT", interrupt);
+  process.on("SIGTERM", interrupt);
+  // Two chunks in flight: the writer commits one while the next is read and checked.
+  const chunk = Math.max(1, config["writer.maxBatch"]);
+  let pending: Promise<void>[] = [];
+  let inFlight: Promise<unknown> = Promise.resolve();
+  let readError: Error | undefined;
+  try {
+    for await (const text of readLines(input, (n) => {
+      sum.bytes += n;
+    })) {
+      if (sum.interrupted) break;
+      const line = ++sum.lines;
+      progress.update(sum.bytes, line);
+      if (text === null) {
+        sum.invalid++;
+        note(invalidShown, line, `invalid: line longer than ${fmtBytes(MAX_LINE)}`);
+        continue;
+      }
+      if (text.trim() === "") {
+        sum.blank++;
+        continue;
+      }
+      let raw: unknown;
+      try {
+        raw = JSON.parse(text);
+      } catch (e) {
+        sum.invalid++;
+        note(invalidShown, line, `invalid: not JSON (${(e as Error).message})`);
+        continue;
+      }
+      const e = admit(checks, raw, Date.now() / 1000, admitOptions);
+      if (isReject(e)) {
+        // Refused like a live EVENT, but not a defect of the file: it would be purged at once.
+        if (e.message === EXPIRED) {
+          sum.expired++;
+          continue;
+        }
+        sum.invalid++;
+        note(invalidShown, line, reasonText(e));
+        continue;
+      }
+      if (isEphemeral(e.kind)) {
+        sum.ephemeral++;
+        continue;
+      }
+      pending.push(writer.submit(e, storedJson(e)).then((o) => tally(o, line)));
+      if (pending.length >= chunk) {
+        const prev = inFlight;
+        inFlight = Promise.all(pending);
+        pending = [];
+        await prev;
+      }
+    }
+  } catch (e) {
+    readError = e as Error;
+  }
+  await Promise.all([inFlight, ...pending]);
+  await writer.drain();
+  await derived.runner.stop();
+  finish();
+  process.off("SIGINT", interrupt);
+  process.off("SIGTERM", interrupt);
+  progress.done();
+  sum.seconds = progress.elapsed;
+  sum.problems = [...invalidShown, ...storeShown].sort((a, b) => a.line - b.line).slice(0, SHOW);
+  print(sum, flags.json !== undefined);
+  if (readError) throw new IoError(`reading ${source} failed after line ${sum.lines}: ${readError.message}`);
+  if (sum.errors > 0) return 1;
+  if (sum.interrupted) return 130;
+  return 0;
 }
 
 function print(s: Summary, json: boolean): void {

@@ -3,10 +3,12 @@
 // events, e.g. after a change of the tokenizer or to repair one. The relay rebuilds a derived
 // index by itself at start-up when it is missing, of another version, or was turned off.
 
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { openDerived } from "../derived.ts";
 import { markStale } from "../store/consumer.ts";
-import { closeStore } from "../store/store.ts";
-import { commandArgs, guarded, openExisting, UsageError } from "./data-args.ts";
+import { closeStore, type Store } from "../store/store.ts";
+import { claimForWrite, commandArgs, guarded, IoError, openExisting, UsageError } from "./data-args.ts";
 import { Progress } from "./progress.ts";
 
 export const help = `relay reindex [NAME...] [--data DIR] [--config FILE] [--batch N] [--quiet]
@@ -14,7 +16,9 @@ export const help = `relay reindex [NAME...] [--data DIR] [--config FILE] [--bat
 Rebuilds the named derived indexes from every stored event, N events per write transaction
 (default 10000), with a progress bar: 'indexes' (the REQ indexes), 'search' (NIP-50),
 'counters' (the HTTP API) and 'hll' (NIP-45 counts). Without a name, every one the
-configuration enables. Stop 'relay serve' on this data directory first.`;
+configuration enables. Refused while 'relay serve' runs on this data directory (exit 1): the
+relay applies these indexes itself; stop it first (it also rebuilds an index at start when
+the index is missing or of another version).`;
 
 const NAMES = ["indexes", "search", "counters", "hll"] as const;
 /** The setting that turns each on; the REQ indexes and NIP-45 counts are always kept. */
@@ -52,7 +56,22 @@ export async function run(argv: string[]): Promise<number> {
     for (const name of named)
       if (!enabled(config, name))
         throw new UsageError(`${name} is turned off (${ENABLED[name]} = false): nothing to rebuild`);
-    const store = openExisting(config.data, config["store.mapSizeGb"]);
+    // The consumers of a running relay write these indexes; a rebuild beside them would leave
+    // both with watermarks that do not describe what is on disk.
+    if (!existsSync(join(config.data, "data.mdb")))
+      throw new IoError(`no relay data in ${config.data} (no data.mdb)`);
+    const { relayPid, release } = claimForWrite(config.data, "reindex");
+    if (relayPid !== undefined)
+      throw new IoError(
+        `'relay serve' (pid ${relayPid}) is running on ${config.data} and keeps these indexes itself; stop it, then run reindex`,
+      );
+    let store: Store;
+    try {
+      store = openExisting(config.data, config["store.mapSizeGb"]);
+    } catch (e) {
+      release?.();
+      throw e;
+    }
     try {
       for (const name of named) markStale(store, name);
       const quiet = flags.quiet !== undefined;
@@ -75,6 +94,7 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     } finally {
       await closeStore(store);
+      release?.();
     }
   });
 }

@@ -16,6 +16,8 @@ import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
 import { readWatermark, writeWatermark } from "../store/consumer.ts";
 import type { Removal } from "../store/removals.ts";
 import { removalsAfter, trimRemovals } from "../store/removals.ts";
+import type { HighWater } from "../store/serials.ts";
+import { currentHighWater } from "../store/serials.ts";
 import type { Store } from "../store/store.ts";
 import { replayStored } from "../store/store.ts";
 import type { Committed } from "../store/writer.ts";
@@ -50,6 +52,8 @@ class Gen {
   readonly views: unknown[];
   readonly addsSeen: number[];
   readonly removesSeen: number[];
+  /** per consumer: its view is being built (a listener reads the views meanwhile) */
+  readonly building: boolean[];
   /** events in the batch that are not dropped */
   live = 0;
   /** when the first item arrived (ms), for lag */
@@ -64,6 +68,7 @@ class Gen {
     this.views = consumers.map(() => undefined);
     this.addsSeen = consumers.map(() => 0);
     this.removesSeen = consumers.map(() => 0);
+    this.building = consumers.map(() => false);
   }
 
   get empty(): boolean {
@@ -161,23 +166,31 @@ export class ConsumerRunner {
   }
 
   /**
-   * Consumer i's view of a generation, brought up to its latest items. Each item is counted as
-   * seen before the view takes it, so a listener that reads the views meanwhile is not looped.
+   * Consumer i's view of a generation, brought up to its latest items. A listener that reads
+   * the views while this one is being built (the trending window asking the counters for a
+   * note's counts) gets it as built so far: the outer call goes on with the rest, where a
+   * nested one would recurse once per item (a stack overflow on a batch of thousands).
    */
   private viewOf(g: Gen, i: number): unknown {
     const c = this.consumers[i]!;
     g.views[i] ??= c.newView();
     const v = g.views[i];
-    while (g.addsSeen[i]! < g.adds.length) {
-      const a = g.adds[g.addsSeen[i]!++]!;
-      if (a.dropped) continue;
-      const p = derived(this.consumers, a, i);
-      if (p !== null) c.view(v, { serial: a.serial, p }, 1, false);
-    }
-    while (g.removesSeen[i]! < g.removes.length) {
-      const r = g.removes[g.removesSeen[i]!++]!;
-      const p = derived(this.consumers, r, i);
-      if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
+    if (g.building[i]) return v;
+    g.building[i] = true;
+    try {
+      while (g.addsSeen[i]! < g.adds.length) {
+        const a = g.adds[g.addsSeen[i]!++]!;
+        if (a.dropped) continue;
+        const p = derived(this.consumers, a, i);
+        if (p !== null) c.view(v, { serial: a.serial, p }, 1, false);
+      }
+      while (g.removesSeen[i]! < g.removes.length) {
+        const r = g.removes[g.removesSeen[i]!++]!;
+        const p = derived(this.consumers, r, i);
+        if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
+      }
+    } finally {
+      g.building[i] = false;
     }
     return v;
   }
@@ -185,9 +198,15 @@ export class ConsumerRunner {
   /**
    * Brings every consumer up to the log on disk (rebuilding those whose entries are missing or
    * of another version), synchronously. Run before the writer starts, and by data commands.
+   * Covers the log up to the high-water marks read when it starts, which it leaves in
+   * `store.lastSerial` and `store.lastRemoval`: what another process commits meanwhile is for
+   * the writer to notice (writer.ts), so nothing is applied twice.
    */
   catchUp(progress?: (name: string, events: number, total: number) => void, batch = 10_000): void {
     const s = this.store;
+    const high = currentHighWater(s);
+    s.lastSerial = high.serial;
+    s.lastRemoval = high.removal;
     let gen = 0;
     for (const c of this.consumers) {
       let w = readWatermark(s, c.name);
@@ -195,8 +214,8 @@ export class ConsumerRunner {
         const adopted: Watermark = {
           version: c.version,
           gen: 0,
-          serial: s.lastSerial,
-          removal: s.lastRemoval,
+          serial: high.serial,
+          removal: high.removal,
         };
         s.derived.transactionSync(() => writeWatermark(s, c.name, adopted));
         w = adopted;
@@ -204,24 +223,24 @@ export class ConsumerRunner {
       const rebuild = !w || w.version !== c.version;
       const started = performance.now();
       if (rebuild) {
-        const fresh: Watermark = { version: c.version, gen: w?.gen ?? 0, serial: 0, removal: s.lastRemoval };
+        const fresh: Watermark = { version: c.version, gen: w?.gen ?? 0, serial: 0, removal: high.removal };
         s.derived.transactionSync(() => {
           c.clear(s);
           writeWatermark(s, c.name, fresh);
         });
         w = fresh;
       }
-      const events = this.replay(c, w!, batch, progress);
+      const events = this.replay(c, w!, high, batch, progress);
       if (rebuild && events > 0)
         this.log(
           `${c.name}: built from ${events} stored events in ${Math.round(performance.now() - started)} ms`,
         );
       gen = Math.max(gen, w!.gen);
     }
-    if (this.consumers.length > 0) s.env.transactionSync(() => trimRemovals(s.removals, s.lastRemoval));
-    this.trimmedThrough = s.lastRemoval;
-    this.diskSerial = s.lastSerial;
-    this.open = new Gen(gen + 1, this.consumers, s.lastSerial, s.lastRemoval);
+    if (this.consumers.length > 0) s.env.transactionSync(() => trimRemovals(s.removals, high.removal));
+    this.trimmedThrough = high.removal;
+    this.diskSerial = high.serial;
+    this.open = new Gen(gen + 1, this.consumers, high.serial, high.removal);
   }
 
   /**
@@ -231,6 +250,7 @@ export class ConsumerRunner {
   private replay(
     c: Consumer,
     w: Watermark,
+    high: HighWater,
     batch: number,
     progress?: (name: string, events: number, total: number) => void,
   ): number {
@@ -238,36 +258,55 @@ export class ConsumerRunner {
     const removes: Derived<unknown>[] = [];
     // A removal undoes an event only if an earlier batch applied it; an event removed before its
     // batch was applied has no body left, so it is not applied either.
-    for (const r of removalsAfter(s.removals, w.removal))
+    for (const r of removalsAfter(s.removals, w.removal)) {
+      if (r.seq > high.removal) break;
       if (r.serial <= w.serial) {
         const p = c.prepare(r.event);
         if (p !== null) removes.push({ serial: r.serial, p });
       }
-    const total = s.lastSerial - w.serial;
+    }
+    const total = high.serial - w.serial;
     let adds: Derived<unknown>[] = [];
     let through = w.serial;
+    // The last batch covers the marks even when the newest events were removed since.
+    let read = 0;
     return replayStored(
       s,
       w.serial + 1,
+      high.serial,
       batch,
       (e, serial) => {
         through = serial;
+        read++;
         const p = c.prepare(e);
         if (p !== null) adds.push({ serial, p });
       },
       () => {
+        const last = read < batch;
+        read = 0;
         c.apply(s, adds, removes.splice(0));
         adds = [];
-        writeWatermark(s, c.name, { ...w, serial: through, removal: s.lastRemoval });
+        writeWatermark(s, c.name, { ...w, serial: last ? high.serial : through, removal: high.removal });
       },
       (n) => progress?.(c.name, n, total),
     );
   }
 
-  /** Called by the writer after each commit, in commit order. */
-  committed(stored: readonly Committed[], removed: readonly Removal[]): void {
+  /**
+   * Called by the writer after each commit, in commit order; `high`: the log's high-water marks
+   * after it (which may pass serials and seqs that never reach the consumers: events another
+   * process added and removed between two looks).
+   */
+  committed(stored: readonly Committed[], removed: readonly Removal[], high?: HighWater): void {
+    // None here (a data command beside the relay, which applies what it commits): keep nothing.
+    if (this.consumers.length === 0) return;
     const g = this.open;
     const cs = this.consumers;
+    if (high) {
+      if (high.serial > g.maxSerial) g.maxSerial = high.serial;
+      if (high.removal > g.maxSeq) g.maxSeq = high.removal;
+    }
+    if (stored.length === 0 && removed.length === 0) return;
     if (g.firstAt === 0) g.firstAt = performance.now();
     for (const c of stored) {
       const item: Item = {
@@ -340,6 +379,10 @@ export class ConsumerRunner {
     }
     const g = this.sealed[0];
     if (!g) return Promise.resolve();
+    // A listener must hear of every batch, whether or not a reader asked for its view in time.
+    this.consumers.forEach((c, i) => {
+      if (c.listening) this.viewOf(g, i);
+    });
     this.flushing = this.applyGen(g).finally(() => {
       this.flushing = null;
       // A full batch or a pause in writes that came meanwhile goes on at once while the runner
@@ -360,10 +403,6 @@ export class ConsumerRunner {
           .map((a) => ({ serial: a.serial, p: derived(this.consumers, a, i) })),
         removes: g.removes.map((r) => ({ serial: r.serial, p: derived(this.consumers, r, i) })),
       }));
-      // A listener fed by views hears of this batch now if no reader made it hear before.
-      this.consumers.forEach((c, i) => {
-        if (c.eager) this.viewOf(g, i);
-      });
       this.sealed.shift();
       this.diskSerial = g.maxSerial;
       this.batches++;

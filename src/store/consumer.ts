@@ -39,11 +39,11 @@ export interface Consumer<P = unknown, V = unknown> {
    */
   adopt?(s: Store): boolean;
   /**
-   * Whether every batch's view must be built before the batch leaves the tail, even when no
-   * reader asked for it: a consumer whose view() tells a listener (the trending window) what was
-   * committed would otherwise not tell it about a batch applied before anyone read.
+   * Its views tell a listener what was committed (the API's trending window hears of notes
+   * through the counters' views): every batch's view is then built before the batch is
+   * applied, since a view is otherwise built only when a reader asks for it before that.
    */
-  readonly eager?: boolean;
+  readonly listening?: boolean;
   /** An empty view of a batch not yet applied. */
   newView(): V;
   /** Counts `d` into (sign 1) or out of (sign -1) a view, as an add or as a removal. */

@@ -43,6 +43,13 @@ export class Expiration implements Indexer {
     this.bySerial.delete(serial);
   }
 
+  seen(e: NostrEvent, serial: number, added: boolean): void {
+    const t = expirationOf(e);
+    if (t === undefined) return;
+    if (added) this.bySerial.set(serial, t);
+    else this.bySerial.delete(serial);
+  }
+
   /** True when the stored event has expired (readers must not see it even before the purge). */
   readonly hidden = (serial: number): boolean => {
     if (this.bySerial.size === 0) return false;

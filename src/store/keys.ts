@@ -19,6 +19,7 @@
 //   deleted_addr (replaceable key)                          → created_at 8
 //   vanished     pubkey 32                                  → created_at 8   NIP-62
 //   expiry       expiration 8 | serial 8                    → (empty)   NIP-40
+//   meta         "high-water"                               → serial 8 | removal seq 8   (serials.ts)
 //   moderation   list 1 | value UTF-8                       → reason or setting UTF-8   NIP-86
 //                  value is the canonical text: lowercase hex pubkey or id, decimal kind,
 //                  normalised IP address, or the name of a NIP-11 field set by an operator

@@ -11,7 +11,8 @@ import { open } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
 import { Arena, isIndexableTagName, readU64, serialKey } from "./keys.ts";
 import type { Removal } from "./removals.ts";
-import { lastRemovalSeq, removalValue } from "./removals.ts";
+import { removalValue } from "./removals.ts";
+import { readHighWater } from "./serials.ts";
 
 export type BinDb = Database<Buffer, Buffer>;
 
@@ -38,13 +39,18 @@ export interface Store {
   vanished: BinDb;
   /** the consumers' watermarks (consumer.ts), in the derived environment */
   state: BinDb;
-  /** highest serial ever assigned (from disk at open, then advanced by the writer) */
+  /** the high-water marks of serials and removal seqs (serials.ts) */
+  meta: BinDb;
+  /**
+   * highest serial ever assigned: read from disk at open and at the start of every write
+   * transaction (serials.ts writeTxn), advanced by the writer inside it
+   */
   lastSerial: number;
   /** indexes that deciding an event needs (NIP-40 expiry), kept in the writer's transaction */
   indexers: Indexer[];
   /** the removal log (removals.ts) */
   removals: BinDb;
-  /** highest removal seq ever assigned */
+  /** highest removal seq ever assigned (read and advanced like lastSerial) */
   lastRemoval: number;
   /** removal records are written only while a consumer of the event log reads them */
   logRemovals: boolean;
@@ -62,6 +68,8 @@ export interface Indexer {
   readonly name: string;
   put(s: Store, e: NostrEvent, serial: number): void;
   remove(s: Store, e: NostrEvent, serial: number): void;
+  /** Another process stored (`added`) or removed the event: update what is kept in memory. */
+  seen(e: NostrEvent, serial: number, added: boolean): void;
 }
 
 /**
@@ -95,13 +103,15 @@ function dropMoved(env: RootDatabase): void {
 }
 
 /**
- * Feeds every stored event from serial `from` on, in serial order, to `apply`, `batch` events
- * per write transaction of the derived environment, calling `endBatch` at the end of each
- * (inside it). For building derived indexes from the log; returns how many events it read.
+ * Feeds every stored event from serial `from` through `through`, in serial order, to `apply`,
+ * `batch` events per write transaction of the derived environment, calling `endBatch` at the
+ * end of each (inside it). For building derived indexes from the log; returns how many events
+ * it read.
  */
 export function replayStored(
   s: Store,
   from: number,
+  through: number,
   batch: number,
   apply: (e: NostrEvent, serial: number) => void,
   endBatch: () => void = () => {},
@@ -112,7 +122,8 @@ export function replayStored(
   for (;;) {
     let n = 0;
     s.derived.transactionSync(() => {
-      for (const { key, value } of s.events.getRange({ start: serialKey(next), limit: batch })) {
+      const range = { start: serialKey(next), end: serialKey(through + 1), limit: batch };
+      for (const { key, value } of s.events.getRange(range)) {
         const serial = readU64(key as Buffer, 0);
         apply(JSON.parse((value as Buffer).toString("utf8")) as NostrEvent, serial);
         next = serial + 1;
@@ -154,10 +165,8 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
   const ddb = (name: string): BinDb => derived.openDB({ name, keyEncoding: "binary", encoding: "binary" });
   const events = db("events");
-  let lastSerial = 0;
-  for (const k of events.getKeys({ reverse: true, limit: 1 })) lastSerial = readU64(k, 0);
   const removals = db("removals");
-  return {
+  const s: Store = {
     env,
     derived,
     events,
@@ -176,14 +185,19 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
     deletedAddr: db("deleted_addr"),
     vanished: db("vanished"),
     state: ddb("state"),
-    lastSerial,
+    meta: db("meta"),
+    lastSerial: 0,
     indexers: [],
     removals,
-    lastRemoval: lastRemovalSeq(removals),
+    lastRemoval: 0,
     logRemovals: false,
     removedInTxn: [],
     arena: new Arena(),
   };
+  const high = readHighWater(s);
+  s.lastSerial = high.serial;
+  s.lastRemoval = high.removal;
+  return s;
 }
 
 /** The derived environment's directory inside the data directory. */
@@ -238,7 +252,7 @@ export function readEvent(s: Store, serial: number): string | undefined {
 /**
  * Removes an event and what the writer keeps of it, and logs the removal for the consumers of
  * the log (its REQ index entries go with the index consumer's next batch, see indexes.ts).
- * Must run inside a write transaction.
+ * Must run inside a write transaction opened by serials.ts `writeTxn` (it takes the next seq).
  */
 export function removeEvent(s: Store, e: NostrEvent, serial: number, json: string): void {
   const a = s.arena;
@@ -254,7 +268,8 @@ export function removeEvent(s: Store, e: NostrEvent, serial: number, json: strin
 
 /**
  * Stores an event (its body, its id and the writer's own indexes); its REQ index entries are
- * written by the index consumer (indexes.ts). Must run inside a write transaction.
+ * written by the index consumer (indexes.ts). Must run inside a write transaction opened by
+ * serials.ts `writeTxn`, under a serial it took there.
  */
 export function putEvent(s: Store, e: NostrEvent, json: string, serial: number): void {
   const a = s.arena;

@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storedJson } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
+import { removeBySerial } from "./lifecycle.ts";
+import { readHighWater, writeTxn } from "./serials.ts";
 import { closeStore, openStore } from "./store.ts";
 import { Writer } from "./writer.ts";
 
@@ -36,4 +38,26 @@ test("work submitted while the previous batch is being flushed is committed too"
   const task = await Promise.race([w.task(() => 42), Bun.sleep(2000).then(() => "stranded")]);
   expect(task).toBe(42);
   await w.drain();
+});
+
+test("the newest event's serial is never handed out again once it is deleted, even after reopening", async () => {
+  const d = mkdtempSync(join(tmpdir(), "writer-serials-"));
+  try {
+    let s = openStore(d);
+    let w = new Writer(s, 64, () => {});
+    const [a, b] = await w.submitMany([ev(101), ev(102)].map(([event, json]) => ({ event, json })));
+    expect([a, b]).toMatchObject([
+      { status: "stored", serial: 1 },
+      { status: "stored", serial: 2 },
+    ]);
+    await writeTxn(s, () => removeBySerial(s, 2));
+    await closeStore(s);
+    s = openStore(d);
+    expect(readHighWater(s)).toEqual({ serial: 2, removal: 0 });
+    w = new Writer(s, 64, () => {});
+    expect(await w.submit(...ev(103))).toMatchObject({ status: "stored", serial: 3 });
+    await closeStore(s);
+  } finally {
+    rmSync(d, { recursive: true, force: true });
+  }
 });

@@ -1,14 +1,19 @@
-// The single writer. Accepted events from every connection are queued and committed in one
-// LMDB transaction per turn; duplicates, replaceable/addressable rules, deletions and vanish
-// requests are decided inside that transaction. Callers hear the outcome only after the batch
-// is flushed to disk. Maintenance (expiry purge, CLI deletes) runs as tasks in the same queue.
+// The single writer of a process. Accepted events from every connection are queued and committed
+// in one LMDB transaction per turn; duplicates, replaceable/addressable rules, deletions and
+// vanish requests are decided inside that transaction. Callers hear the outcome only after the
+// batch is flushed to disk. Maintenance (expiry purge) runs as tasks in the same queue.
+//
+// Other processes may write the same log (`relay import`, `relay delete` beside the relay):
+// serials come from the high-water marks on disk (serials.ts), and a writer that `follows`
+// reads, in each transaction, what others committed since its last one and hands it on first,
+// so `onCommitted` hears every commit to the log, in serial order, whoever made it.
 
 import { log } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, olderVersion } from "../wire/reasons.ts";
-import { readReplaceable, replaceableValue } from "./keys.ts";
+import { readReplaceable, readU64, replaceableValue, serialKey } from "./keys.ts";
 import {
   addressOf,
   applyDeletion,
@@ -18,6 +23,9 @@ import {
   vanishTargetsUs,
 } from "./lifecycle.ts";
 import type { Removal } from "./removals.ts";
+import { removalsAfter } from "./removals.ts";
+import type { HighWater } from "./serials.ts";
+import { currentHighWater, writeTxn } from "./serials.ts";
 import type { Store } from "./store.ts";
 import { putEvent } from "./store.ts";
 
@@ -72,11 +80,24 @@ export interface WriterOptions {
    * behind it in the queue, even one that passed the write policy before the ban.
    */
   refuse?: (e: NostrEvent) => Reject | undefined;
+  /**
+   * hand on what other processes commit to the log too (the relay, whose readers, live
+   * subscribers and consumers must see it); a data command beside the relay does not
+   */
+  follow?: boolean;
+}
+
+/** What other processes committed between two transactions of this one. */
+interface Others {
+  stored: Committed[];
+  removed: Removal[];
 }
 
 export class Writer {
   /** Highest serial whose transaction has committed; readers never see beyond it. */
   visibleSerial: number;
+  /** the log's high-water marks as of this writer's last look: what onCommitted has heard */
+  private known: HighWater;
   private queue: Pending[] = [];
   private running = false;
   private idle: Promise<void> = Promise.resolve();
@@ -90,11 +111,26 @@ export class Writer {
   constructor(
     private readonly store: Store,
     opts: WriterOptions | number,
-    /** told, in commit order, what each batch stored and what it removed */
-    private readonly onCommitted: (stored: Committed[], removed: Removal[]) => void,
+    /**
+     * told, in commit order, what each batch stored and what it removed (and, when following,
+     * what other processes did before it), and the log's high-water marks after it
+     */
+    private readonly onCommitted: (stored: Committed[], removed: Removal[], high: HighWater) => void,
   ) {
     this.opts = typeof opts === "number" ? { maxBatch: opts } : opts;
     this.visibleSerial = store.lastSerial;
+    this.known = { serial: store.lastSerial, removal: store.lastRemoval };
+  }
+
+  /**
+   * Looks whether another process has committed to the log (one read of the marks) and, if so,
+   * has the writer hand it on. Cheap enough to call every fraction of a second.
+   */
+  poll(): void {
+    if (!this.opts.follow || this.running) return;
+    const now = currentHighWater(this.store);
+    if (now.serial !== this.known.serial || now.removal !== this.known.removal)
+      void this.task(() => undefined).catch(() => {});
   }
 
   submit(event: NostrEvent, json: string): Promise<WriteOutcome> {
@@ -156,11 +192,13 @@ export class Writer {
       const batch = this.queue.splice(0, this.opts.maxBatch);
       const started = performance.now();
       let removed: Removal[] = [];
+      let others: Others | undefined;
       try {
         // One transaction and one commit per batch: every put of the batch is made here.
-        await s.env.transaction(() => {
+        await writeTxn(s, (before) => {
           s.arena.reset();
           s.removedInTxn = [];
+          others = this.opts.follow ? this.othersSince(before) : undefined;
           try {
             for (const p of batch) {
               if (p.type === "event") p.outcome = this.apply(p.event, p.json);
@@ -178,7 +216,7 @@ export class Writer {
         });
         // Committed: readers see the batch (what a REQ would return at this moment) and live
         // subscribers get it, in commit order.
-        this.publish(batch, removed);
+        this.publish(batch, removed, others);
       } catch (e) {
         // Disk full, map full, a broken environment: nothing in this batch is stored.
         log.error("write transaction failed", { items: batch.length, error: e });
@@ -200,15 +238,46 @@ export class Writer {
     await flushing;
   }
 
-  /** Makes a committed batch visible to readers and hands its stored events to live fanout. */
-  private publish(batch: Pending[], removed: Removal[]): void {
+  /**
+   * What other processes committed since this writer's last look, read in its transaction
+   * (`now`: the marks it opened with). An event they added and removed in between is in
+   * neither list: nobody here saw it. Tells the writer's own indexers (NIP-40 expiry) too.
+   */
+  private othersSince(now: HighWater): Others | undefined {
+    const s = this.store;
+    const known = this.known;
+    if (now.serial === known.serial && now.removal === known.removal) return undefined;
     const stored: Committed[] = [];
+    const range = { start: serialKey(known.serial + 1), end: serialKey(now.serial + 1) };
+    for (const { key, value } of s.eventsText.getRange(range)) {
+      const json = value as string;
+      const c: Committed = { event: JSON.parse(json) as NostrEvent, json, serial: readU64(key as Buffer, 0) };
+      stored.push(c);
+      for (const ix of s.indexers) ix.seen(c.event, c.serial, true);
+    }
+    const removed: Removal[] = [];
+    for (const r of removalsAfter(s.removals, known.removal)) {
+      if (r.seq > now.removal) break;
+      if (r.serial > known.serial) continue;
+      removed.push(r);
+      for (const ix of s.indexers) ix.seen(r.event, r.serial, false);
+    }
+    return { stored, removed };
+  }
+
+  /** Makes a committed batch visible to readers and hands its stored events to live fanout. */
+  private publish(batch: Pending[], removed: Removal[], others: Others | undefined): void {
+    const s = this.store;
+    const stored: Committed[] = others ? others.stored : [];
+    const gone: Removal[] = others ? [...others.removed, ...removed] : removed;
     for (const p of batch)
-      if (p.type === "event" && p.outcome?.status === "stored") {
-        this.visibleSerial = p.outcome.serial;
+      if (p.type === "event" && p.outcome?.status === "stored")
         stored.push({ event: p.event, json: p.json, serial: p.outcome.serial });
-      }
-    if (stored.length > 0 || removed.length > 0) this.onCommitted(stored, removed);
+    // What this transaction wrote back (serials.ts), or the marks it opened with.
+    this.known = { serial: s.lastSerial, removal: s.lastRemoval };
+    if (this.opts.follow || stored.length > 0)
+      this.visibleSerial = Math.max(this.visibleSerial, s.lastSerial);
+    if (stored.length > 0 || gone.length > 0 || others) this.onCommitted(stored, gone, this.known);
   }
 
   /** Answers every submitter of a batch that is on disk. */
