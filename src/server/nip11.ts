@@ -4,7 +4,7 @@ import pkg from "../../package.json" with { type: "json" };
 import type { Config } from "../config/schema.ts";
 
 /** NIPs that work end to end on this build. */
-export const SUPPORTED_NIPS = [1, 9, 11, 40, 42, 45, 62, 70];
+export const SUPPORTED_NIPS = [1, 9, 11, 40, 42, 45, 62, 70, 77];
 
 export function relayInfo(c: Config): Record<string, unknown> {
   const extra = c["nip11.extraNips"].map(Number).filter(Number.isInteger);
