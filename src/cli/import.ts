@@ -3,17 +3,12 @@
 // the writer in chunks so it commits them in large batches.
 
 import { createReadStream, statSync } from "node:fs";
-import { admit } from "../ingest/event.ts";
 import { storedJson } from "../nostr/canonical.ts";
 import { isEphemeral } from "../nostr/kinds.ts";
-import { ownUrlCheck } from "../nostr/relay-url.ts";
-import { closeStore } from "../store/store.ts";
 import type { WriteOutcome } from "../store/writer.ts";
-import { Writer } from "../store/writer.ts";
-import type { BackendPreference } from "../verify/select.ts";
-import { chooseBackend } from "../verify/select.ts";
 import { isReject, reasonText } from "../wire/reasons.ts";
-import { commandArgs, fmtBytes, fmtInt, guarded, IoError, openForWrite, UsageError } from "./data-args.ts";
+import { commandArgs, fmtBytes, fmtInt, guarded, IoError, UsageError } from "./data-args.ts";
+import { openLocalWriter } from "./local-writer.ts";
 import { Progress } from "./progress.ts";
 
 export const help = `relay import [FILE|-] [--no-verify] [--json] [--quiet] [--data DIR] [--config FILE]
@@ -142,26 +137,9 @@ export async function run(argv: string[]): Promise<number> {
     if (positional[0] === undefined && process.stdin.isTTY)
       throw new UsageError("give FILE, or '-' to read standard input (it is a terminal)");
     const { input, size, source } = openInput(positional[0] ?? "-");
-    const { store, derived, finish } = openForWrite(config, false);
-    // The same writer as the server's: duplicates, replaceable rules, NIP-09 deletions, and NIP-62
-    // requests that name this relay (its listening address or publicUrl). Its commits feed the
-    // derived indexes, which apply them in batches as the server's do.
-    const writer = new Writer(
-      store,
-      {
-        maxBatch: config["writer.maxBatch"],
-        isOwnUrl: ownUrlCheck(config.host, config.port, () => config.publicUrl),
-      },
-      (stored, removed) => derived.runner.committed(stored, removed),
-    );
-    // Imports bring archives: the past limit is for live traffic; the future limit still holds.
-    // libsecp256k1 when present (about 8x faster than noble), as the server chooses it.
-    const { backend } = chooseBackend(
-      config["verify.backend"] as BackendPreference,
-      config["verify.libraryPath"] || undefined,
-    );
-    const checks = { config: { ...config, "limits.createdAtPastSeconds": 0 }, verifier: backend };
-    const admitOptions = { noVerify: flags["no-verify"] !== undefined };
+    const local = openLocalWriter(config);
+    const writer = local.writer;
+    const noVerify = flags["no-verify"] !== undefined;
     const sum: Summary = {
       source,
       lines: 0,
@@ -246,7 +224,7 @@ export async function run(argv: string[]): Promise<number> {
           note(invalidShown, line, `invalid: not JSON (${(e as Error).message})`);
           continue;
         }
-        const e = admit(checks, raw, Date.now() / 1000, admitOptions);
+        const e = local.check(raw, noVerify);
         if (isReject(e)) {
           // Refused like a live EVENT, but not a defect of the file: it would be purged at once.
           if (e.message === EXPIRED) {
@@ -273,10 +251,7 @@ export async function run(argv: string[]): Promise<number> {
       readError = e as Error;
     }
     await Promise.all([inFlight, ...pending]);
-    await writer.drain();
-    await derived.runner.stop();
-    finish();
-    await closeStore(store);
+    await local.close();
     process.off("SIGINT", interrupt);
     process.off("SIGTERM", interrupt);
     progress.done();
