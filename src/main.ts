@@ -22,6 +22,7 @@ const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> 
     about: "rebuild derived indexes (search, counters) from stored events",
     load: () => import("./cli/reindex.ts"),
   },
+  sync: { about: "reconcile with any relay by negentropy (NIP-77)", load: () => import("./cli/sync.ts") },
   req: { about: "query any relay: one REQ, events as JSONL", load: () => import("./cli/req.ts") },
   publish: { about: "sign and send an event to any relay", load: () => import("./cli/publish.ts") },
   doctor: { about: "diagnose a relay: DNS, TCP, TLS, NIP-11, REQ", load: () => import("./cli/doctor.ts") },

@@ -99,7 +99,8 @@ async function options(argv: string[]): Promise<Options> {
   return { url, event: event as unknown as Options["event"], timeoutMs: wait };
 }
 
-function secretKey(nsecFile: string | undefined): Uint8Array {
+/** The secret key from --nsec-file or RELAY_NSEC (nsec1... or hex), never from an argument. */
+export function secretKey(nsecFile: string | undefined): Uint8Array {
   let text: string;
   let where: string;
   if (nsecFile !== undefined) {
