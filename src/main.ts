@@ -23,6 +23,10 @@ const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> 
     load: () => import("./cli/reindex.ts"),
   },
   sync: { about: "reconcile with any relay by negentropy (NIP-77)", load: () => import("./cli/sync.ts") },
+  stream: {
+    about: "mirror new events live to and from another relay",
+    load: () => import("./cli/stream.ts"),
+  },
   req: { about: "query any relay: one REQ, events as JSONL", load: () => import("./cli/req.ts") },
   publish: { about: "sign and send an event to any relay", load: () => import("./cli/publish.ts") },
   doctor: { about: "diagnose a relay: DNS, TCP, TLS, NIP-11, REQ", load: () => import("./cli/doctor.ts") },
