@@ -172,7 +172,7 @@ describe("NIP-77 negentropy sessions", () => {
     c.close();
   }, 120_000);
 
-  test("the read rules of a REQ apply: restricted kinds need AUTH, expired events are not offered", async () => {
+  test("the read rules of a REQ apply: restricted kinds need AUTH, deleted and expired events are not offered", async () => {
     const r = start();
     const alice = newKey();
     const bob = newKey();
@@ -180,16 +180,19 @@ describe("NIP-77 negentropy sessions", () => {
     const note = signed(alice, { content: "public" });
     const dm = signed(alice, { kind: 4, tags: [["p", getPublicKey(bob)]], content: "secret" });
     const expiring = signed(alice, { tags: [["expiration", String(now() + 2)]], content: "soon gone" });
-    for (const e of [note, dm, expiring]) expect((await c.publish(e))[2]).toBe(true);
+    const regretted = signed(alice, { content: "deleted by its author" });
+    const deletion = signed(alice, { kind: 5, tags: [["e", regretted.id]] });
+    for (const e of [note, dm, expiring, regretted, deletion]) expect((await c.publish(e))[2]).toBe(true);
     // Not authenticated: the restricted kind alone is refused, mixed filters leave it out.
     c.send(["NEG-OPEN", "dm", { kinds: [4] }, new Negentropy(sealed([]), 60_000).initiate()]);
     expect(await nextErr(c, "dm")).toStartWith("auth-required: ");
     const before = await reconcile(c, "all", {}, []);
-    expect(before.need).toEqual([note.id, expiring.id].sort());
+    // The deleted note is gone; its deletion request is an event like any other.
+    expect(before.need).toEqual([note.id, expiring.id, deletion.id].sort());
     // Once expired, the event is not offered although not yet purged.
     await waitFor(() => now() > expiring.created_at + 2 && now() > Number(expiring.tags[0]![1]));
     const after = await reconcile(c, "all2", {}, []);
-    expect(after.need).toEqual([note.id]);
+    expect(after.need).toEqual([note.id, deletion.id].sort());
     // Bob, the recipient, authenticates and is offered the DM.
     const challenge = c.frames.find((f) => f[0] === "AUTH")![1] as string;
     const authEvent = finalizeEvent(
