@@ -4,16 +4,11 @@
 // 100,000 events, the client missing 3 and holding 4 the relay lacks.
 // `bun bench/negentropy.ts`
 import { rmSync } from "node:fs";
+import { nip77 } from "nostr-tools";
 import { loadConfig } from "../src/config/load.ts";
 import { computeId, storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
-import {
-  Negentropy,
-  NegentropyStorageVector,
-  PackedStorage,
-  Responder,
-  sortItems,
-} from "../src/nostr/negentropy.ts";
+import { PackedStorage, Responder, sortItems } from "../src/nostr/negentropy.ts";
 import { startRelay } from "../src/relay.ts";
 import { MergedScan } from "../src/store/cursor.ts";
 import { indexSnapshot } from "../src/store/indexes.ts";
@@ -22,6 +17,7 @@ import { collectItems } from "../src/store/neg-items.ts";
 import { Gen } from "../test/gen.ts";
 import { tempDir } from "../test/harness.ts";
 
+const { Negentropy, NegentropyStorageVector } = nip77;
 const N = 100_000;
 const g = new Gen(1);
 const dir = tempDir("bench-neg-");

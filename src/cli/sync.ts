@@ -2,10 +2,12 @@
 // then downloads what only the remote has (REQ by ids, in batches, each event checked and
 // written as `relay import` writes) and uploads what only the local store has (EVENT, one OK
 // each), with progress on stderr and a summary on stdout.
+
+import { nip77 } from "nostr-tools";
 import { storedJson } from "../nostr/canonical.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { isEphemeral } from "../nostr/kinds.ts";
-import { initiator, PackedStorage, sortItems } from "../nostr/negentropy.ts";
+import { PackedStorage, sortItems } from "../nostr/negentropy.ts";
 import { hexBytes, readU64 } from "../store/keys.ts";
 import { collectItems } from "../store/neg-items.ts";
 import { readEvent } from "../store/store.ts";
@@ -41,6 +43,10 @@ there), refused (by either side, with the first reasons), skipped (already store
 replaceable version). Exit status: 0 once reconciled and transferred (refusals included), 1
 when the remote fails (connection, NEG-ERR such as "blocked: too many events": narrow with
 --since/--until) or the data cannot be written, 2 for bad arguments.`;
+
+/** nostr-tools' codec as the initiator, over our packed storage (it calls only its methods). */
+const initiator = (s: PackedStorage): InstanceType<typeof nip77.Negentropy> =>
+  new nip77.Negentropy(s as unknown as InstanceType<typeof nip77.NegentropyStorageVector>, 60_000);
 
 /** Ids per REQ when downloading, and EVENTs awaiting their OK when uploading. */
 const BATCH = 500;

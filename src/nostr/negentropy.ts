@@ -1,20 +1,12 @@
-// Negentropy (NIP-77, protocol version 0x61): the relay's responder, and nostr-tools' codec
-// (`nip77.Negentropy`, which can only initiate) for `relay sync`, both over a storage of our own. Items are packed (created_at in a Float64Array, ids
-// in one byte array) with a running 256-bit sum of the ids beside them, so the fingerprint of any
-// range is one subtraction and one SHA-256 instead of a walk over the range: nostr-tools' own
-// vector storage re-adds every id of a range for each fingerprint (measured in
-// docs/performance.md, "Negentropy").
-import { nip77 } from "nostr-tools";
+// Negentropy (NIP-77, protocol version 0x61): the relay's responder over a storage of our own,
+// which `relay sync` also hands to nostr-tools' codec (`nip77.Negentropy`, which can only
+// initiate). Items are packed (created_at in a Float64Array, ids in one byte array) with a
+// running 256-bit sum of the ids beside them, so the fingerprint of any range is one
+// subtraction and one SHA-256, where nostr-tools' vector storage re-adds every id of the range
+// (measured in docs/performance.md, "Negentropy"). nostr-tools is not imported here: its index
+// module would cost the relay ~100 ms at start.
 
 type Item = { timestamp: number; id: Uint8Array };
-
-/** nostr-tools' codec: the initiator's side (relay sync), over its own or our storage. */
-export const { Negentropy, NegentropyStorageVector } = nip77;
-export type Initiator = InstanceType<typeof Negentropy>;
-
-/** nostr-tools' codec over packed storage (it only calls the methods PackedStorage has). */
-export const initiator = (s: PackedStorage, frameSizeLimit = 60_000): Initiator =>
-  new Negentropy(s as unknown as InstanceType<typeof NegentropyStorageVector>, frameSizeLimit);
 
 const ID = 32;
 const LIMBS = 8;
