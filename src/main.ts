@@ -22,6 +22,11 @@ const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> 
     about: "rebuild derived indexes (search, counters) from stored events",
     load: () => import("./cli/reindex.ts"),
   },
+  sync: { about: "reconcile with any relay by negentropy (NIP-77)", load: () => import("./cli/sync.ts") },
+  stream: {
+    about: "mirror new events live to and from another relay",
+    load: () => import("./cli/stream.ts"),
+  },
   req: { about: "query any relay: one REQ, events as JSONL", load: () => import("./cli/req.ts") },
   publish: { about: "sign and send an event to any relay", load: () => import("./cli/publish.ts") },
   admin: { about: "call a relay's NIP-86 management API", load: () => import("./cli/admin.ts") },

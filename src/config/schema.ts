@@ -115,6 +115,26 @@ export const SCHEMA = {
   "query.yieldEvery": i(512, "index entries scanned before a query yields to other connections", false, {
     min: 16,
   }),
+  "negentropy.maxItems": i(
+    500000,
+    "most events one NIP-77 session may reconcile (more: NEG-ERR blocked)",
+    true,
+    {
+      min: 0,
+    },
+  ),
+  "negentropy.maxSessions": i(4, "open NIP-77 sessions allowed per connection", true, { min: 1 }),
+  "negentropy.timeoutSeconds": i(60, "a NIP-77 session idle this long is closed (NEG-ERR closed)", true, {
+    min: 1,
+  }),
+  "negentropy.frameSizeLimit": i(
+    60000,
+    "largest negentropy message the relay sends, in bytes before hex",
+    true,
+    {
+      min: 4096,
+    },
+  ),
   "auth.writes": b(false, "require NIP-42 AUTH before accepting events", true),
   "auth.reads": b(false, "require NIP-42 AUTH before answering REQ and COUNT", true),
   "auth.restrictedKinds": ia(

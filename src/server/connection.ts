@@ -4,6 +4,7 @@
 import type { ServerWebSocket } from "bun";
 import type { Subscription } from "../fanout/subscription.ts";
 import { newChallenge } from "../ingest/auth.ts";
+import type { NegSession } from "../ingest/negentropy.ts";
 import { Meter } from "../ingest/ratelimit.ts";
 
 export interface ConnData {
@@ -19,6 +20,8 @@ let nextId = 1;
 export class Conn {
   readonly id = nextId++;
   readonly subs = new Map<string, Subscription>();
+  /** open NIP-77 negentropy sessions */
+  readonly negs = new Map<string, NegSession>();
   /** NIP-42 challenge sent on connect, and the pubkeys that answered it */
   readonly challenge = newChallenge();
   readonly authed = new Set<string>();
