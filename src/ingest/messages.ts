@@ -6,7 +6,10 @@ export type ClientMessage =
   | { type: "REQ"; subId: string; filters: unknown[] }
   | { type: "COUNT"; subId: string; filters: unknown[] }
   | { type: "CLOSE"; subId: string }
-  | { type: "AUTH"; event: unknown };
+  | { type: "AUTH"; event: unknown }
+  /** NIP-77 negentropy: NEG-OPEN and NEG-MSG carry their arguments unread; see negentropy.ts */
+  | { type: "NEG-OPEN" | "NEG-MSG"; subId: string; args: unknown[] }
+  | { type: "NEG-CLOSE"; subId: string };
 
 /** A frame that could not be understood; answered with NOTICE (or OK false when an id is known). */
 export interface Unreadable {
@@ -71,6 +74,16 @@ export function readFrame(text: string, byteLength: number, lim: GateLimits): Cl
       if (msg.length !== 2 || typeof subId !== "string")
         return unreadable('invalid: CLOSE must be ["CLOSE", <subscription id>]');
       return { type: "CLOSE", subId };
+    }
+    case "NEG-OPEN":
+    case "NEG-MSG":
+    case "NEG-CLOSE": {
+      const subId = msg[1];
+      if (typeof subId !== "string" || subId.length === 0)
+        return unreadable(`invalid: ${verb} needs a non-empty subscription id string`);
+      if (subId.length > lim.maxSubidLength)
+        return unreadable(`invalid: subscription id is longer than ${lim.maxSubidLength} characters`);
+      return verb === "NEG-CLOSE" ? { type: verb, subId } : { type: verb, subId, args: msg.slice(2) };
     }
     default:
       return unreadable(`invalid: unknown message type ${JSON.stringify(verb.slice(0, 32))}`);

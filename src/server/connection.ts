@@ -5,6 +5,7 @@ import type { ServerWebSocket } from "bun";
 import type { Subscription } from "../fanout/subscription.ts";
 import { newChallenge } from "../ingest/auth.ts";
 import { Meter } from "../ingest/ratelimit.ts";
+import { authFrame } from "../wire/frames.ts";
 
 export interface ConnData {
   conn?: Conn;
@@ -19,8 +20,9 @@ let nextId = 1;
 export class Conn {
   readonly id = nextId++;
   readonly subs = new Map<string, Subscription>();
-  /** NIP-42 challenge sent on connect, and the pubkeys that answered it */
+  /** NIP-42 challenge, sent once when first needed (askAuth), and the pubkeys that answered it */
   readonly challenge = newChallenge();
+  challengeSent = false;
   readonly authed = new Set<string>();
   readonly meter = new Meter();
   /** rate-limited frames in a row */
@@ -79,6 +81,13 @@ export class Conn {
     this.closed = true;
     this.ws.close(1008, "outbound queue full: reader too slow");
     return false;
+  }
+
+  /** Sends the NIP-42 challenge unless it was sent already: one challenge per connection. */
+  askAuth(): void {
+    if (this.challengeSent) return;
+    this.challengeSent = true;
+    this.send(authFrame(this.challenge));
   }
 
   /** Closes after the queued frames are written. */

@@ -1,14 +1,15 @@
 // Bun.serve with one fetch handler (HTTP routes and WebSocket upgrade) and one websocket
 // handler set. Owns sockets and routes parsed frames to the ingest handlers; no storage here.
 import type { Server } from "bun";
-import { handleAuth } from "../ingest/auth.ts";
+import { challengeOnFrame, handleAuth } from "../ingest/auth.ts";
 import type { RelayContext } from "../ingest/context.ts";
 import { bump } from "../ingest/context.ts";
 import { EventIngest } from "../ingest/event.ts";
 import type { ClientMessage } from "../ingest/messages.ts";
 import { readFrame } from "../ingest/messages.ts";
+import { handleNeg } from "../ingest/negentropy.ts";
 import { closeSubscription, handleCount, handleReq } from "../ingest/req.ts";
-import { authFrame, closedFrame, noticeFrame, okFrame, okReject } from "../wire/frames.ts";
+import { closedFrame, noticeFrame, okFrame, okReject } from "../wire/frames.ts";
 import { invalid, rateLimited } from "../wire/reasons.ts";
 import type { ConnData } from "./connection.ts";
 import { Conn } from "./connection.ts";
@@ -27,7 +28,9 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
 
   /** The rate gate: true when the frame may proceed; otherwise it has been answered. */
   const metered = (conn: Conn, m: ClientMessage): boolean => {
+    // NEG-* are answered with one short NEG-ERR until NIP-77 exists (ingest/negentropy.ts).
     if (m.type === "CLOSE" || m.type === "AUTH") return true;
+    if (m.type === "NEG-OPEN" || m.type === "NEG-MSG" || m.type === "NEG-CLOSE") return true;
     if (ctx.rates.take(m.type, conn.ip, conn.meter, conn.authed)) {
       conn.refusals = 0;
       return true;
@@ -61,6 +64,11 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
       case "AUTH":
         handleAuth(ctx, conn, m.event);
         return;
+      case "NEG-OPEN":
+      case "NEG-MSG":
+      case "NEG-CLOSE":
+        handleNeg(conn, m);
+        return;
       default:
         m satisfies never;
     }
@@ -92,10 +100,10 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
         const conn = new Conn(ws, ws.data.ip, ctx.counters.framesOut);
         ws.data.conn = conn;
         conns.add(conn);
-        conn.send(authFrame(conn.challenge));
       },
       message(ws, data) {
         const conn = ws.data.conn!;
+        challengeOnFrame(ctx, conn);
         const text = typeof data === "string" ? data : data.toString("utf8");
         const bytes = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength;
         const m = readFrame(text, bytes, gate());
