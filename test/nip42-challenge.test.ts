@@ -109,6 +109,18 @@ describe("NIP-42 challenge timing", () => {
     });
   }
 
+  test("with auth.writes, a client that says nothing gets the challenge after the handshake, not with it", async () => {
+    const r = start({ "auth.writes": "true" });
+    const { client, handshakeRead } = await TcpClient.open(r.server.port!);
+    expect(handshakeRead.toString("latin1")).toEndWith("\r\n\r\n");
+    const auth = await client.next();
+    expect(auth[0]).toBe("AUTH");
+    // The same challenge is kept: the first answer after it brings no other.
+    client.send(["REQ", "q", { kinds: [1] }]);
+    expect(await client.next()).toEqual(["EOSE", "q"]);
+    client.close();
+  });
+
   test("with default settings no challenge is sent until a REQ asks for a restricted kind", async () => {
     const r = start();
     const { client, handshakeRead } = await TcpClient.open(r.server.port!);

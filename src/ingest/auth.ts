@@ -1,5 +1,5 @@
 // NIP-42: one challenge per connection, sent when it is first needed (with an auth-required:
-// answer, or before the first answer when auth.writes or auth.reads is on); a signed kind 22242 answer
+// answer, or first on every connection when auth.writes or auth.reads is on); a signed kind 22242 answer
 // naming this relay and the challenge, dated within ten minutes, adds its pubkey to the
 // connection. AUTH events are never stored or broadcast.
 import { randomBytes } from "node:crypto";
@@ -20,13 +20,25 @@ export const newChallenge = (): string => randomBytes(16).toString("hex");
 const challengesAll = (ctx: RelayContext): boolean => ctx.config["auth.writes"] || ctx.config["auth.reads"];
 
 /**
- * Before a client frame is handled: where every connection is challenged, the challenge is the
- * first frame the client gets, just before the answer to its own first frame. Not with the
- * handshake: clients that attach their message handler only after `open` (rust-nostr's WASM
- * build) lose a frame that arrives with it, and a client that has sent a frame is listening.
+ * How long a client that says nothing after connecting waits for the challenge. Long after any
+ * client has attached its message handler, short beside a user's first action: apps whose auth
+ * policy signs in when challenged (NDK) are then authenticated before they publish.
+ */
+const SILENT_CLIENT_CHALLENGE_MS = 500;
+
+/**
+ * Where every connection is challenged, the challenge is the first frame a client gets: just
+ * before the answer to its own first frame, or after a short wait if it sends none. Never with
+ * the handshake: clients that attach their message handler only after `open` (rust-nostr's WASM
+ * build) lose a frame that arrives with it; a client that has sent a frame is listening.
  * Relays that require nothing send no challenge until an auth-required: answer: one nobody asked
  * for makes @welshman/net hold back every EOSE until it authenticates.
  */
+export function challengeOnConnect(ctx: RelayContext, conn: Conn): void {
+  if (challengesAll(ctx)) conn.challengeTimer = setTimeout(() => conn.askAuth(), SILENT_CLIENT_CHALLENGE_MS);
+}
+
+/** Before a client frame is handled (see challengeOnConnect). */
 export function challengeOnFrame(ctx: RelayContext, conn: Conn): void {
   if (!conn.challengeSent && challengesAll(ctx)) conn.askAuth();
 }

@@ -23,6 +23,8 @@ export class Conn {
   /** NIP-42 challenge, sent once when first needed (askAuth), and the pubkeys that answered it */
   readonly challenge = newChallenge();
   challengeSent = false;
+  /** the challenge a silent client gets after connecting (auth.writes / auth.reads) */
+  challengeTimer: Timer | undefined;
   readonly authed = new Set<string>();
   readonly meter = new Meter();
   /** rate-limited frames in a row */
@@ -85,6 +87,7 @@ export class Conn {
 
   /** Sends the NIP-42 challenge unless it was sent already: one challenge per connection. */
   askAuth(): void {
+    clearTimeout(this.challengeTimer);
     if (this.challengeSent) return;
     this.challengeSent = true;
     this.send(authFrame(this.challenge));
@@ -122,6 +125,7 @@ export class Conn {
 
   onClose(): void {
     this.closed = true;
+    clearTimeout(this.challengeTimer);
     this.onDrain();
   }
 }

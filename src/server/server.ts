@@ -1,7 +1,7 @@
 // Bun.serve with one fetch handler (HTTP routes and WebSocket upgrade) and one websocket
 // handler set. Owns sockets and routes parsed frames to the ingest handlers; no storage here.
 import type { Server } from "bun";
-import { challengeOnFrame, handleAuth } from "../ingest/auth.ts";
+import { challengeOnConnect, challengeOnFrame, handleAuth } from "../ingest/auth.ts";
 import type { RelayContext } from "../ingest/context.ts";
 import { bump } from "../ingest/context.ts";
 import { EventIngest } from "../ingest/event.ts";
@@ -100,6 +100,7 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
         const conn = new Conn(ws, ws.data.ip, ctx.counters.framesOut);
         ws.data.conn = conn;
         conns.add(conn);
+        challengeOnConnect(ctx, conn);
       },
       message(ws, data) {
         const conn = ws.data.conn!;
