@@ -5,7 +5,7 @@
 // that drops is reconnected with backoff and resubscribed from a little before the drop.
 import type { Filter } from "../nostr/filter.ts";
 import { commandArgs, filterFromFlags, guarded, UsageError } from "./data-args.ts";
-import { secretKey } from "./publish.ts";
+import { secretKey } from "./nip42.ts";
 import { Remote, RemoteError, wantsAuth } from "./remote.ts";
 import { relayUrl } from "./ws-client.ts";
 

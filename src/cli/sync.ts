@@ -15,7 +15,7 @@ import { isReject, reasonText } from "../wire/reasons.ts";
 import { commandArgs, filterFromFlags, fmtInt, guarded, IoError, UsageError } from "./data-args.ts";
 import type { LocalWriter } from "./local-writer.ts";
 import { openLocalWriter } from "./local-writer.ts";
-import { secretKey } from "./publish.ts";
+import { secretKey } from "./nip42.ts";
 import { Remote, RemoteError, wantsAuth } from "./remote.ts";
 import { ConnectError, relayUrl, timeoutMs } from "./ws-client.ts";
 

@@ -15,6 +15,7 @@ import { okFrame, okReject } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { ALREADY_HAVE, error, invalid, isReject } from "../wire/reasons.ts";
 import { writePolicy } from "./access.ts";
+import { AUTH_KIND, challengeFor } from "./auth.ts";
 import type { RelayContext } from "./context.ts";
 import { bump } from "./context.ts";
 import type { PolicyPlugin } from "./plugin.ts";
@@ -40,6 +41,9 @@ export function admitShape(
     maxContentLength: c["limits.maxContentLength"],
   });
   if (isReject(e)) return e;
+  // NIP-42: an AUTH event sent with EVENT is refused, never stored, never broadcast (it is ephemeral).
+  if (e.kind === AUTH_KIND)
+    return invalid(`kind ${AUTH_KIND} is sent with AUTH, not EVENT; it is never stored or relayed`);
   if (!opts.anyTime) {
     if (e.created_at > now + c["limits.createdAtFutureSeconds"])
       return invalid(`created_at is more than ${c["limits.createdAtFutureSeconds"]} seconds in the future`);
@@ -76,6 +80,7 @@ export function admit(
 
 function refuse(ctx: RelayContext, conn: Conn, id: string, r: Reject): void {
   bump(ctx.counters.eventsRejected, r.prefix);
+  challengeFor(conn, r);
   conn.send(okReject(id, r));
 }
 
@@ -191,6 +196,7 @@ export class EventIngest {
       if (v.action === "reject") {
         const msg = /^[a-z-]+: /.test(v.msg) ? v.msg : `blocked: ${v.msg || "refused by write policy"}`;
         bump(ctx.counters.eventsRejected, msg.slice(0, msg.indexOf(":")));
+        challengeFor(it.conn, msg);
         it.conn.send(okFrame(it.e.id, false, msg));
       } else if (v.action === "shadowReject") it.conn.send(okFrame(it.e.id, true, ""));
       else kept.push(it);

@@ -10,6 +10,7 @@ import { negErrFrame, negMsgFrame } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { blocked, closed, isReject } from "../wire/reasons.ts";
 import { readGate, readRule } from "./access.ts";
+import { challengeFor } from "./auth.ts";
 import type { RelayContext } from "./context.ts";
 import { parseFilters } from "./req.ts";
 
@@ -35,6 +36,8 @@ export function closeAllNegs(conn: Conn): void {
 }
 
 function fail(conn: Conn, subId: string, r: Reject): void {
+  // An auth-required: refusal carries the NIP-42 challenge before it, as a REQ's does.
+  challengeFor(conn, r);
   closeNeg(conn, subId);
   conn.send(negErrFrame(subId, r));
 }

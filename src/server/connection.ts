@@ -6,6 +6,7 @@ import type { Subscription } from "../fanout/subscription.ts";
 import { newChallenge } from "../ingest/auth.ts";
 import type { NegSession } from "../ingest/negentropy.ts";
 import { Meter } from "../ingest/ratelimit.ts";
+import { authFrame } from "../wire/frames.ts";
 
 export interface ConnData {
   conn?: Conn;
@@ -22,8 +23,11 @@ export class Conn {
   readonly subs = new Map<string, Subscription>();
   /** open NIP-77 negentropy sessions */
   readonly negs = new Map<string, NegSession>();
-  /** NIP-42 challenge sent on connect, and the pubkeys that answered it */
+  /** NIP-42 challenge, sent once when first needed (askAuth), and the pubkeys that answered it */
   readonly challenge = newChallenge();
+  challengeSent = false;
+  /** the challenge a silent client gets after connecting (auth.writes / auth.reads) */
+  challengeTimer: Timer | undefined;
   readonly authed = new Set<string>();
   readonly meter = new Meter();
   /** rate-limited frames in a row */
@@ -84,6 +88,14 @@ export class Conn {
     return false;
   }
 
+  /** Sends the NIP-42 challenge unless it was sent already: one challenge per connection. */
+  askAuth(): void {
+    clearTimeout(this.challengeTimer);
+    if (this.challengeSent) return;
+    this.challengeSent = true;
+    this.send(authFrame(this.challenge));
+  }
+
   /** Closes after the queued frames are written. */
   close(code: number, reason: string): void {
     this.flush();
@@ -116,6 +128,7 @@ export class Conn {
 
   onClose(): void {
     this.closed = true;
+    clearTimeout(this.challengeTimer);
     this.onDrain();
   }
 }

@@ -1,7 +1,7 @@
 // Bun.serve with one fetch handler (HTTP routes and WebSocket upgrade) and one websocket
 // handler set. Owns sockets and routes parsed frames to the ingest handlers; no storage here.
 import type { Server } from "bun";
-import { handleAuth } from "../ingest/auth.ts";
+import { challengeOnConnect, challengeOnFrame, handleAuth } from "../ingest/auth.ts";
 import type { RelayContext } from "../ingest/context.ts";
 import { bump } from "../ingest/context.ts";
 import { EventIngest } from "../ingest/event.ts";
@@ -10,7 +10,7 @@ import { readFrame } from "../ingest/messages.ts";
 import { closeAllNegs, closeNeg, handleNegMsg, handleNegOpen } from "../ingest/negentropy.ts";
 import { closeSubscription, handleCount, handleReq } from "../ingest/req.ts";
 import { log } from "../log.ts";
-import { authFrame, closedFrame, negErrFrame, noticeFrame, okFrame, okReject } from "../wire/frames.ts";
+import { closedFrame, negErrFrame, noticeFrame, okFrame, okReject } from "../wire/frames.ts";
 import { closed, invalid, rateLimited } from "../wire/reasons.ts";
 import { clientIp } from "./client-ip.ts";
 import type { ConnData } from "./connection.ts";
@@ -117,10 +117,11 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
         ws.data.conn = conn;
         conns.add(conn);
         log.debug("connection opened", { conn: conn.id, ip: conn.ip, open: conns.size });
-        conn.send(authFrame(conn.challenge));
+        challengeOnConnect(ctx, conn);
       },
       message(ws, data) {
         const conn = ws.data.conn!;
+        challengeOnFrame(ctx, conn);
         const text = typeof data === "string" ? data : data.toString("utf8");
         const bytes = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength;
         const m = readFrame(text, bytes, gate());
