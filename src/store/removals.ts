@@ -33,9 +33,10 @@ export function lastRemovalSeq(log: Log): number {
   return 0;
 }
 
-/** Removal records with seq above `after`, in order, parsed. */
-export function* removalsAfter(log: Log, after: number): Generator<Removal> {
-  for (const { key, value } of log.getRange({ start: serialKey(after + 1) })) {
+/** Removal records with seq above `after`, in order, parsed; `txn`: a read transaction to use. */
+export function* removalsAfter(log: Log, after: number, txn?: unknown): Generator<Removal> {
+  const range = { start: serialKey(after + 1), ...(txn === undefined ? {} : { transaction: txn }) };
+  for (const { key, value } of log.getRange(range as never)) {
     const v = value as Buffer;
     const json = v.toString("utf8", 8);
     yield {
