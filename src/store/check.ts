@@ -15,7 +15,7 @@ import { indexKey, keySerial, readReplaceable, readU64, replaceableValue, serial
 import { addressOf } from "./lifecycle.ts";
 import { removalsAfter } from "./removals.ts";
 import type { BinDb, Store } from "./store.ts";
-import { indexEntries, openLogDb } from "./store.ts";
+import { indexEntries, lastAssigned, openLogDb } from "./store.ts";
 
 /** What a repair does about one finding. */
 export type Fix =
@@ -86,9 +86,7 @@ export function checkStore(s: Store): CheckResult {
         return undefined;
       }
     };
-    let lastSerial = 0;
-    for (const k of s.events.getKeys({ ...(lt as object), reverse: true, limit: 1 }))
-      lastSerial = readU64(k as Buffer, 0);
+    const lastSerial = lastAssigned(s.events, s.meta, log);
 
     const w = readWatermark(s, INDEXES, der);
     const through = Math.min(w?.serial ?? 0, lastSerial);
@@ -255,9 +253,10 @@ export function checkStore(s: Store): CheckResult {
       }
     }
 
-    // Every consumer's watermark, against the log as it is now (the later of the two reads).
-    let nowLast = lastSerial;
-    for (const k of s.events.getKeys({ reverse: true, limit: 1 })) nowLast = readU64(k as Buffer, 0);
+    // Every consumer's watermark, against the log as it is now (the later of the two reads):
+    // one beyond the highest serial ever assigned belongs to another log (a data.mdb restored
+    // under a newer derived/), and would skip the events that get those serials here.
+    const nowLast = lastAssigned(s.events, s.meta);
     for (const { name, w: cw } of watermarks(s, der))
       if (cw.version !== 0 && cw.serial > nowLast)
         note(

@@ -40,6 +40,8 @@ export interface Store {
   state: BinDb;
   /** highest serial ever assigned (from disk at open, then advanced by the writer) */
   lastSerial: number;
+  /** the log's own records: `lastSerial` (see LAST_SERIAL) */
+  meta: BinDb;
   /** indexes that deciding an event needs (NIP-40 expiry), kept in the writer's transaction */
   indexers: Indexer[];
   /** the removal log (removals.ts) */
@@ -154,8 +156,8 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
   const ddb = (name: string): BinDb => derived.openDB({ name, keyEncoding: "binary", encoding: "binary" });
   const events = db("events");
-  let lastSerial = 0;
-  for (const k of events.getKeys({ reverse: true, limit: 1 })) lastSerial = readU64(k, 0);
+  const meta = db("meta");
+  const lastSerial = lastAssigned(events, meta);
   const removals = db("removals");
   return {
     env,
@@ -177,6 +179,7 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
     vanished: db("vanished"),
     state: ddb("state"),
     lastSerial,
+    meta,
     indexers: [],
     removals,
     lastRemoval: lastRemovalSeq(removals),
@@ -184,6 +187,24 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
     removedInTxn: [],
     arena: new Arena(),
   };
+}
+
+/**
+ * `meta` key of the highest serial ever assigned, written when the event holding it is removed.
+ * Why: the highest key of `events` is the last serial only while that event is stored; after
+ * `relay delete` or a deletion took the newest events, a store that reopened would hand their
+ * serials out again, below the consumers' watermarks, and a crash before the consumers applied
+ * the new event would leave it out of every derived index for good.
+ */
+export const LAST_SERIAL = Buffer.from("lastSerial");
+
+/** The highest serial ever assigned: the newest stored event's, or the one kept in `meta`. */
+export function lastAssigned(events: BinDb, meta: BinDb, txn?: unknown): number {
+  const o = (txn === undefined ? {} : { transaction: txn }) as object;
+  let last = 0;
+  for (const k of events.getKeys({ ...o, reverse: true, limit: 1 })) last = readU64(k as Buffer, 0);
+  const kept = meta.get(LAST_SERIAL, o as never) as Buffer | undefined;
+  return kept === undefined ? last : Math.max(last, readU64(kept, 0));
 }
 
 /** The derived environment's directory inside the data directory. */
@@ -243,6 +264,7 @@ export function readEvent(s: Store, serial: number): string | undefined {
 export function removeEvent(s: Store, e: NostrEvent, serial: number, json: string): void {
   const a = s.arena;
   s.events.remove(a.serial(serial));
+  if (serial >= s.lastSerial) s.meta.put(LAST_SERIAL, a.serial(s.lastSerial));
   s.ids.remove(a.hex32(e.id));
   for (const ix of s.indexers) ix.remove(s, e, serial);
   if (s.logRemovals) {
