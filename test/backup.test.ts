@@ -213,6 +213,9 @@ describe("relay compact and relay backup make copies a relay can write to", () =
     while (acked.length < 20) await Bun.sleep(10);
     const dest = join(dir(), "backup");
     const b = relay(["backup", dest, "--json", "--data", src]);
+    // A read-only check beside the serving, writing relay: one snapshot, nothing reported.
+    const live = check(src);
+    expect([live.code, live.report.problems]).toEqual([0, {}]);
     publishing = false;
     await publisher;
     c.close();
@@ -223,9 +226,9 @@ describe("relay compact and relay backup make copies a relay can write to", () =
     // A snapshot: the notes acknowledged before the backup started are in it, and of the notes
     // published one after another it holds a prefix; the rest of the copy is the source's.
     const inCopy = new Set(exportIds(dest));
-    const live = acked.filter((id) => inCopy.has(id));
-    expect(live).toEqual(acked.slice(0, live.length));
-    expect(live.length).toBeGreaterThanOrEqual(20);
+    const copied = acked.filter((id) => inCopy.has(id));
+    expect(copied).toEqual(acked.slice(0, copied.length));
+    expect(copied.length).toBeGreaterThanOrEqual(20);
     const inSource = new Set(exportIds(src));
     expect([...inCopy].filter((id) => !inSource.has(id))).toEqual([]);
     expect(new Set([...inSource].filter((id) => !acked.includes(id)))).toEqual(
@@ -296,6 +299,41 @@ describe("relay check", () => {
     ).toEqual([victim!.e.id]);
     c.close();
     await r2.stop();
+  }, 180_000);
+
+  test("finds events a NIP-09 tombstone or a NIP-62 request removed that are stored again; --repair takes them out", async () => {
+    const d = filledStore();
+    const r = await serve(d);
+    const c = await RawClient.connect(r.url);
+    const note = sign(writer.sk, 1, T0 + 40_000, [], "deleted, then put back behind the relay's back");
+    const deletion = sign(writer.sk, 5, T0 + 40_001, [["e", note.id]]);
+    const old = sign(vanisher.sk, 1, T0 + 40_002, [], "before the vanish");
+    const vanish = sign(vanisher.sk, 62, T0 + 40_003, [["relay", "ALL_RELAYS"]]);
+    for (const e of [note, deletion, old, vanish]) expect((await okWithin(c, e))[2]).toBe(true);
+    c.close();
+    await r.stop();
+    // Put both back into the log directly, with new serials, as a bad restore or a bug could.
+    const s = openStore(d);
+    let serial = s.lastSerial;
+    await s.env.transaction(() => {
+      for (const e of [note, old]) {
+        serial++;
+        s.events.put(serialKey(serial), Buffer.from(JSON.stringify(e)));
+        s.ids.put(Buffer.from(e.id, "hex"), serialKey(serial));
+      }
+    });
+    await closeStore(s);
+    const found = check(d);
+    expect(found.code).toBe(1);
+    expect(found.report.problems).toEqual({
+      "deleted: event still stored": { count: 1, examples: [`id ${note.id}`] },
+      "vanished: event still stored": { count: 1, examples: [`serial ${serial} id ${old.id}`] },
+    });
+    expect(check(d, "--repair")).toMatchObject({ code: 0, report: { ok: true, fixed: 2 } });
+    expect(check(d)).toMatchObject({ code: 0, report: { ok: true, problems: {} } });
+    expect(exportIds(d, JSON.stringify({ ids: [note.id, old.id, deletion.id, vanish.id] })).sort()).toEqual(
+      [deletion.id, vanish.id].sort(),
+    );
   }, 180_000);
 
   test("finds derived indexes of another log (a data.mdb restored under a newer derived/) and rebuilds them", async () => {

@@ -6,6 +6,7 @@
 
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
+import { checkStore } from "../store/check.ts";
 import { compactCopy, holdsData } from "../store/copy.ts";
 import type { Store } from "../store/store.ts";
 import { closeStore } from "../store/store.ts";
@@ -29,8 +30,8 @@ consistent snapshot taken from a read transaction, so it is safe while 'relay se
 database is rewritten in key order into densely filled pages and free pages are left out, so it
 is usually smaller.
 
-Then DEST is opened and checked: every database must hold exactly the snapshot's entries and
-the event and id counts must agree. Exit status: 0 when the copy checks out, 1 when it cannot
+Then DEST is opened and checked: every database must hold exactly the snapshot's entries, and
+the log must pass 'relay check' (every event with its id, pointers and tombstones in order). Exit status: 0 when the copy checks out, 1 when it cannot
 be written or does not match, 2 on bad arguments.
 
 The derived indexes (DEST/derived/) are not copied: a relay started on DEST builds them from
@@ -80,12 +81,14 @@ export async function run(argv: string[]): Promise<number> {
       throw new IoError(`the copy in ${dest} does not open: ${(e as Error).message}`);
     }
     let got: Record<string, number>;
+    const problems: string[] = [];
     try {
       got = counts(databaseStats(copy.env));
+      for (const [what, f] of checkStore(copy).problems)
+        problems.push(`${what}: ${f.count} (${f.examples[0] ?? ""})`);
     } finally {
       await closeStore(copy);
     }
-    const problems: string[] = [];
     if (!same(before, got)) {
       for (const name of new Set([...Object.keys(before), ...Object.keys(got)]))
         if (before[name] !== got[name])
@@ -119,7 +122,11 @@ export async function run(argv: string[]): Promise<number> {
         "database          entries",
         ...Object.entries(got).map(([k, n]) => `${k.padEnd(14)} ${fmtInt(n).padStart(10)}`),
       ];
-      lines.push(problems.length === 0 ? "check: the copy opens and its counts match" : "check FAILED:");
+      lines.push(
+        problems.length === 0
+          ? "check: the copy opens, its counts match and it is consistent"
+          : "check FAILED:",
+      );
       for (const p of problems) lines.push(`  ${p}`);
       console.log(lines.join("\n"));
     }
