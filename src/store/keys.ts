@@ -19,6 +19,8 @@
 //   deleted_addr (replaceable key)                          → created_at 8
 //   vanished     pubkey 32                                  → created_at 8   NIP-62
 //   expiry       expiration 8 | serial 8                    → (empty)   NIP-40
+//   meta         "lastSerial"                               → serial 8  the highest serial ever
+//                  assigned, kept once the event holding it is removed (store.ts LAST_SERIAL)
 
 export const TAIL = 16;
 const MAX_U32 = 0x1_0000_0000;
