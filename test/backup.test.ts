@@ -309,14 +309,17 @@ describe("relay check", () => {
     const deletion = sign(writer.sk, 5, T0 + 40_001, [["e", note.id]]);
     const old = sign(vanisher.sk, 1, T0 + 40_002, [], "before the vanish");
     const vanish = sign(vanisher.sk, 62, T0 + 40_003, [["relay", "ALL_RELAYS"]]);
-    for (const e of [note, deletion, old, vanish]) expect((await okWithin(c, e))[2]).toBe(true);
+    // NIP-59: a gift wrap to the writer, deleted by the writer, its recipient.
+    const wrap = sign(keys[5]!.sk, 1059, T0 + 40_004, [["p", writer.pk]], "sealed");
+    const unwrap = sign(writer.sk, 5, T0 + 40_005, [["e", wrap.id]]);
+    for (const e of [note, deletion, old, vanish, wrap, unwrap]) expect((await okWithin(c, e))[2]).toBe(true);
     c.close();
     await r.stop();
     // Put both back into the log directly, with new serials, as a bad restore or a bug could.
     const s = openStore(d);
     let serial = s.lastSerial;
     await s.env.transaction(() => {
-      for (const e of [note, old]) {
+      for (const e of [note, old, wrap]) {
         serial++;
         s.events.put(serialKey(serial), Buffer.from(JSON.stringify(e)));
         s.ids.put(Buffer.from(e.id, "hex"), serialKey(serial));
@@ -326,14 +329,22 @@ describe("relay check", () => {
     const found = check(d);
     expect(found.code).toBe(1);
     expect(found.report.problems).toEqual({
-      "deleted: event still stored": { count: 1, examples: [`id ${note.id}`] },
-      "vanished: event still stored": { count: 1, examples: [`serial ${serial} id ${old.id}`] },
+      "deleted: event still stored": {
+        count: 2,
+        examples: [`id ${note.id}`, `id ${wrap.id}`].sort((a, b) =>
+          Buffer.compare(Buffer.from(a.slice(3), "hex"), Buffer.from(b.slice(3), "hex")),
+        ),
+      },
+      "vanished: event still stored": { count: 1, examples: [`serial ${serial - 1} id ${old.id}`] },
     });
-    expect(check(d, "--repair")).toMatchObject({ code: 0, report: { ok: true, fixed: 2 } });
+    expect(check(d, "--repair")).toMatchObject({ code: 0, report: { ok: true, fixed: 3 } });
     expect(check(d)).toMatchObject({ code: 0, report: { ok: true, problems: {} } });
-    expect(exportIds(d, JSON.stringify({ ids: [note.id, old.id, deletion.id, vanish.id] })).sort()).toEqual(
-      [deletion.id, vanish.id].sort(),
-    );
+    expect(
+      exportIds(
+        d,
+        JSON.stringify({ ids: [note.id, old.id, wrap.id, deletion.id, vanish.id, unwrap.id] }),
+      ).sort(),
+    ).toEqual([deletion.id, vanish.id, unwrap.id].sort());
   }, 180_000);
 
   test("finds derived indexes of another log (a data.mdb restored under a newer derived/) and rebuilds them", async () => {

@@ -154,8 +154,7 @@ export function checkStore(s: Store): CheckResult {
           });
         }
       }
-      const gone = vanished.get(e.pubkey);
-      if (gone !== undefined && e.created_at <= gone && e.kind !== 62)
+      if (vanishedBefore(vanished, e))
         note("vanished: event still stored", `serial ${serial} id ${e.id}`, { op: "removeEvent", serial });
       if (serial <= through && !pending.has(serial))
         for (const [db, k] of indexEntries(s, e, serial)) {
@@ -216,7 +215,8 @@ export function checkStore(s: Store): CheckResult {
       const at = s.ids.get(Buffer.from(id, "hex"), lt) as Buffer | undefined;
       if (at === undefined) continue;
       const e = getEvent(readU64(at, 0));
-      if (e && e.kind !== 5 && e.pubkey === by)
+      // The author's deletion, or (NIP-59) a gift wrap's recipient's; a deletion request is kept.
+      if (e && e.kind !== 5 && (e.pubkey === by || (e.kind === 1059 && recipients(e).includes(by))))
         note("deleted: event still stored", `id ${id}`, { op: "removeEvent", serial: readU64(at, 0) });
     }
     for (const { key, value } of s.deletedAddr.getRange(lt)) {
@@ -272,6 +272,24 @@ export function checkStore(s: Store): CheckResult {
     der.done();
     log.done();
   }
+}
+
+const recipients = (e: NostrEvent): string[] =>
+  e.tags.filter((t) => t[0] === "p" && t[1] !== undefined).map((t) => t[1]!);
+
+/**
+ * Whether a NIP-62 request removed this event (the author's, or a gift wrap to them, up to the
+ * request's created_at); the kind 62 requests themselves are kept.
+ */
+function vanishedBefore(vanished: Map<string, number>, e: NostrEvent): boolean {
+  if (vanished.size === 0 || e.kind === 62) return false;
+  const until = vanished.get(e.pubkey);
+  if (until !== undefined && e.created_at <= until) return true;
+  if (e.kind !== 1059) return false;
+  return recipients(e).some((p) => {
+    const t = vanished.get(p);
+    return t !== undefined && e.created_at <= t;
+  });
 }
 
 /** Whether the event is still in the log now (a relay may have removed it since the snapshot). */
