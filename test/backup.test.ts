@@ -301,6 +301,25 @@ describe("relay check", () => {
     await r2.stop();
   }, 180_000);
 
+  test("rebuilds the REQ indexes when more than a tenth of the events lost their entries", async () => {
+    const d = filledStore();
+    const r = await serve(d);
+    await r.stop();
+    const s = openStore(d);
+    const events = s.events.getKeysCount();
+    await s.derived.transaction(() => s.time.clearSync());
+    await closeStore(s);
+    const found = check(d);
+    expect(found.code).toBe(1);
+    expect(Object.keys(found.report.problems as object)).toEqual(["time: entry missing"]);
+    expect((found.report.problems as Record<string, { count: number }>)["time: entry missing"]!.count).toBe(
+      events,
+    );
+    expect(check(d, "--repair")).toMatchObject({ code: 0, report: { ok: true, rebuilt: ["indexes"] } });
+    expect(check(d)).toMatchObject({ code: 0, report: { ok: true, problems: {} } });
+    expect(exportIds(d, JSON.stringify({ since: T0, until: T0 + 100 })).length).toBeGreaterThan(0);
+  }, 180_000);
+
   test("finds events a NIP-09 tombstone or a NIP-62 request removed that are stored again; --repair takes them out", async () => {
     const d = filledStore();
     const r = await serve(d);
