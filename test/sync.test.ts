@@ -135,6 +135,39 @@ describe("relay sync", () => {
     expect(again).toMatchObject({ need: 0, received: 0 });
   }, 60_000);
 
+  test("down into a directory a relay serves: the relay serves what sync adds, live subscribers included", async () => {
+    const { shared, onlyRemote, onlyLocal } = makeSets();
+    const remote = start();
+    await publishAll(remote, [...shared, ...onlyRemote]);
+    const localDir = await localWith([...shared, ...onlyLocal]);
+    const local = startTestRelay({}, localDir);
+    cleanup.unshift(() => local.stop());
+    const sub = await RawClient.connect(local.url);
+    sub.send(["REQ", "live", { limit: 0 }]);
+    await sub.next((f) => f[0] === "EOSE" && f[1] === "live");
+    const r = await relay(["sync", remote.url, "--data", localDir, "--json", "--quiet"]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out) as Summary).toMatchObject({
+      need: onlyRemote.length,
+      received: onlyRemote.length,
+    });
+    // The relay notices the other process's commits within about a second and fans them out.
+    const want = new Set(onlyRemote.map((e) => e.id));
+    const seen = new Set<string>();
+    const until = Date.now() + 20_000;
+    while (seen.size < want.size && Date.now() < until) {
+      for (const f of sub.frames)
+        if (f[0] === "EVENT" && f[1] === "live") seen.add((f[2] as { id: string }).id);
+      await Bun.sleep(50);
+    }
+    expect([...seen].sort()).toEqual([...want].sort());
+    const c = await RawClient.connect(local.url);
+    const ids = await c.req("all", { limit: 1000 });
+    expect(ids.sort()).toEqual([...shared, ...onlyRemote, ...onlyLocal].map((e) => e.id).sort());
+    c.close();
+    sub.close();
+  }, 60_000);
+
   test("up: the remote accepts exactly what only the local store had", async () => {
     const { shared, onlyRemote, onlyLocal } = makeSets();
     const remote = start();
