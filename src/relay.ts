@@ -3,6 +3,7 @@
 import { join } from "node:path";
 import type { Server } from "bun";
 import { startApi } from "./api/routes.ts";
+import { ClusterNode, checkClusterConfig } from "./cluster/node.ts";
 import { ConfigError } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { openDerived } from "./derived.ts";
@@ -42,6 +43,7 @@ export function startRelay(config: Config): Relay {
   const backend = config["verify.backend"];
   if (backend !== "auto" && backend !== "native" && backend !== "noble")
     throw new ConfigError(`verify.backend: expected auto, native or noble, got ${backend}`);
+  if (config["cluster.natsUrl"]) checkClusterConfig(config);
   const verifyPool = createVerifyPool({
     threads: config["verify.threads"] === -1 ? undefined : config["verify.threads"],
     backend,
@@ -69,8 +71,11 @@ export function startRelay(config: Config): Relay {
       // The consumers' views first: a subscriber told of an event can search for it at once.
       runner.committed(stored, removed);
       for (const s of stored) broadcast(live, s.event, s.json, s.serial);
+      cluster?.committed(stored);
     },
   );
+  // Set once the port is known (the default node id names it); nothing connects without a URL.
+  let cluster: ClusterNode | undefined;
   runner.start();
   const ctx: RelayContext = {
     config,
@@ -105,6 +110,11 @@ export function startRelay(config: Config): Relay {
   const conns = ctx.conns;
   const port = server.port ?? config.port;
   isOwnUrl = ownUrlCheck(config.host, port, () => ctx.config.publicUrl);
+  if (config["cluster.natsUrl"]) {
+    cluster = new ClusterNode(config, store, writer, (e, json) => broadcast(live, e, json), port);
+    ctx.cluster = cluster;
+    cluster.start();
+  }
   const summarySeconds = config["log.summarySeconds"];
   const refusals = new RefusalSummary(ctx.counters);
   const host = server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname;
@@ -139,6 +149,7 @@ export function startRelay(config: Config): Relay {
         for (const conn of conns) conn.close(1001, "relay shutting down");
         await verifyPool.close();
         await writer.drain();
+        await cluster?.stop();
         await runner.stop();
         await closeStore(store);
       })();

@@ -61,6 +61,9 @@ export async function run(argv: string[]): Promise<number> {
     auth: c["auth.writes"] || c["auth.reads"] ? `writes=${c["auth.writes"]},reads=${c["auth.reads"]}` : "off",
     realIp: c["http.realIpHeader"] || "peer",
     log: `${c["log.level"]},${c["log.format"]}`,
+    cluster: relay.ctx.cluster
+      ? `node=${relay.ctx.cluster.nodeId},stream=${c["cluster.stream"]},okAfter=${c["cluster.okAfter"]},nats=${c["cluster.natsUrl"]}`
+      : "off",
   });
   return new Promise(() => {}); // runs until a signal
 }

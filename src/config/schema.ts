@@ -220,6 +220,28 @@ export const SCHEMA = {
     "peers whose realIpHeader is believed: IP addresses and CIDR ranges, IPv4 or IPv6",
     true,
   ),
+  "cluster.natsUrl": s(
+    "",
+    "NATS server(s) of a JetStream cluster this node joins, comma-separated (empty = single node; docs/cluster.md)",
+    false,
+  ),
+  "cluster.stream": s("NOSTR_EVENTS", "JetStream stream that carries the nodes' events", false),
+  "cluster.nodeId": s(
+    "",
+    "this node's name in the cluster and its durable consumer's (empty = host name and port)",
+    false,
+  ),
+  "cluster.okAfter": s(
+    "local",
+    "`OK true` after the local commit (local) or only once the stream has the event too (stream)",
+    false,
+  ),
+  "cluster.duplicateWindowSeconds": i(
+    600,
+    "a stream created by this node drops a second copy of an event id within this window",
+    false,
+    { min: 1 },
+  ),
   "nip11.extraNips": sa([], "further NIP numbers to advertise (as strings)", true),
 } as const satisfies Record<string, AnyEntry>;
 
