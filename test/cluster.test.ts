@@ -241,6 +241,28 @@ describe.skipIf(!NATS_SERVER)("a cluster of relay nodes through NATS JetStream",
     toB.close();
   }, 300_000);
 
+  test("events a node acknowledged while NATS was down reach the others after that node is killed and restarted", async () => {
+    await nats.stop();
+    await until(async () => (await a.cluster()).connected === 0, "A to see NATS gone");
+    const sk = newKey();
+    const events = Array.from({ length: 30 }, (_, i) => signed(sk, { content: `offline ${i}` }));
+    const pub = await RawClient.connect(a.url);
+    // Stored locally and answered; the outbox holds them for the stream.
+    expect(await sendAll(pub, events)).toEqual(events.map((e) => e.id));
+    pub.close();
+    // Killed before it could append them: only the log and the watermark file survive.
+    await a.kill("SIGKILL");
+    await nats.start();
+    await a.start();
+    await converged([a, b, c]);
+    const want = events.map((e) => e.id).sort();
+    for (const n of [b, c]) {
+      const have = new Set(ids(n.export()));
+      expect(want.filter((id) => have.has(id))).toEqual(want);
+    }
+    expect(b.export()).toEqual(a.export());
+  }, 300_000);
+
   test('with okAfter = "stream", every event answered OK true is on the other nodes after the node is killed', async () => {
     const stream = ["--cluster.stream", "STRICT"];
     const a2 = new Node("A2", join(dir, "a2"), nats.url, [...stream, "--cluster.okAfter", "stream"]);

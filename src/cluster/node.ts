@@ -252,8 +252,20 @@ export class ClusterNode {
     const msgs = await this.consumer!.consume({ max_messages: 1000 });
     this.stopConsuming = () => void msgs.stop();
     void (async () => {
-      for await (const s of msgs.status())
-        if (s.type !== "next" && s.type !== "heartbeat") log.debug("cluster consumer", { status: s.type });
+      for await (const s of msgs.status()) {
+        if (s.type === "next" || s.type === "heartbeat") continue;
+        log.debug("cluster consumer", { status: s.type });
+        // NATS came back without its store, or an operator removed the consumer: stop, and the
+        // loop in `run` sets the stream and the consumer up again.
+        if (
+          s.type === "consumer_not_found" ||
+          s.type === "stream_not_found" ||
+          s.type === "consumer_deleted"
+        ) {
+          this.fail("consumer", new Error(s.type));
+          void msgs.stop();
+        }
+      }
     })();
     for await (const m of msgs) {
       let e: NostrEvent;
