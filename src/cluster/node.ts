@@ -224,18 +224,31 @@ export class ClusterNode {
 
   private async ensureStream(): Promise<void> {
     const jsm = this.jsm!;
+    let firstSeq: number;
     try {
-      await jsm.streams.info(this.stream);
+      firstSeq = (await jsm.streams.info(this.stream)).state.first_seq;
     } catch {
-      await jsm.streams.add({
+      const hours = this.config["cluster.maxAgeHours"];
+      const info = await jsm.streams.add({
         name: this.stream,
         subjects: [this.subject],
         duplicate_window: this.config["cluster.duplicateWindowSeconds"] * 1e9,
+        max_age: hours * 3600 * 1e9,
       });
-      log.info("cluster stream created", { stream: this.stream });
+      firstSeq = info.state.first_seq;
+      log.info("cluster stream created", { stream: this.stream, maxAgeHours: hours });
     }
     try {
-      await jsm.consumers.info(this.stream, this.nodeId);
+      const floor = (await jsm.consumers.info(this.stream, this.nodeId)).ack_floor.stream_seq;
+      // The stream dropped events this node never applied (down longer than the retention):
+      // they can only come from a peer (docs/cluster.md).
+      if (floor > 0 && floor + 1 < firstSeq)
+        this.fail(
+          "missed",
+          new Error(
+            `stream sequences ${floor + 1}-${firstSeq - 1} expired before this node applied them; run relay sync against a peer`,
+          ),
+        );
     } catch {
       await jsm.consumers.add(this.stream, {
         durable_name: this.nodeId,

@@ -237,10 +237,15 @@ export const SCHEMA = {
     false,
   ),
   "cluster.duplicateWindowSeconds": i(
-    600,
+    120,
     "a stream created by this node drops a second copy of an event id within this window",
     false,
     { min: 1 },
+  ),
+  "cluster.maxAgeHours": i(
+    168,
+    "a stream created by this node keeps events this long (0 = forever); a node down longer repairs with relay sync",
+    false,
   ),
   "nip11.extraNips": sa([], "further NIP numbers to advertise (as strings)", true),
 } as const satisfies Record<string, AnyEntry>;
