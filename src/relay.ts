@@ -148,8 +148,10 @@ export function startRelay(config: Config): Relay {
         metricsServer?.stop(true);
         for (const conn of conns) conn.close(1001, "relay shutting down");
         await verifyPool.close();
-        await writer.drain();
+        // No more stream messages for the writer; what it commits after this is appended after
+        // the next start (it lies above the saved watermark).
         await cluster?.stop();
+        await writer.drain();
         await runner.stop();
         await closeStore(store);
       })();

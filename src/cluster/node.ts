@@ -160,6 +160,16 @@ export class ClusterNode {
   }
 
   private async run(): Promise<void> {
+    try {
+      await this.connectAndConsume();
+    } catch (e) {
+      // Never an unhandled rejection: the node keeps serving alone.
+      log.error("cluster stopped working; serving as a single node", { error: e });
+      this.fail("cluster", e);
+    }
+  }
+
+  private async connectAndConsume(): Promise<void> {
     const servers = this.config["cluster.natsUrl"]
       .split(",")
       .map((s) => s.trim())
@@ -173,6 +183,7 @@ export class ClusterNode {
         reconnectTimeWait: 500,
       });
     } catch (e) {
+      log.error("cannot connect to NATS; serving as a single node", { natsUrl: servers.join(","), error: e });
       this.fail("connect", e);
       return;
     }
@@ -180,6 +191,7 @@ export class ClusterNode {
     this.connected(true);
     void this.watch(this.nc);
     this.js = jetstream(this.nc);
+    // No request here (checkAPI off): nothing to fail while NATS is away.
     this.jsm = await jetstreamManager(this.nc, { checkAPI: false });
     this.ephemeralSub = this.nc.subscribe(this.ephemeralSubject, {
       callback: (err, m) => {
@@ -254,6 +266,10 @@ export class ClusterNode {
         durable_name: this.nodeId,
         ack_policy: AckPolicy.Explicit,
         deliver_policy: DeliverPolicy.All,
+        // A node killed mid-batch gets its unacknowledged messages again this soon after a
+        // restart; a message redelivered while the first copy is still being applied is only a
+        // duplicate.
+        ack_wait: 10e9,
         max_ack_pending: 10_000,
       });
     }
@@ -289,7 +305,7 @@ export class ClusterNode {
       } catch (err) {
         // Not an event: nothing any node can do with it; acknowledged so it does not block.
         this.fail(`stream message ${m.seq}`, err);
-        m.term();
+        this.settle(() => m.term());
         continue;
       }
       this.fromStream.set(e.id, (this.fromStream.get(e.id) ?? 0) + 1);
@@ -300,14 +316,23 @@ export class ClusterNode {
           if (n === 0) this.fromStream.delete(e.id);
           else this.fromStream.set(e.id, n);
           this.st.applied++;
-          m.ack();
+          this.settle(() => m.ack());
         },
         (err) => {
           this.fromStream.delete(e.id);
           this.fail("apply", err);
-          m.nak(RETRY_MS);
+          this.settle(() => m.nak(RETRY_MS));
         },
       );
+    }
+  }
+
+  /** An ack or nak on a connection that may be closing: unsent, the message comes again. */
+  private settle(f: () => void): void {
+    try {
+      f();
+    } catch (e) {
+      this.fail("ack", e);
     }
   }
 
