@@ -3,7 +3,7 @@
 import { join } from "node:path";
 import type { Server } from "bun";
 import { startApi } from "./api/routes.ts";
-import { ClusterNode, checkClusterConfig } from "./cluster/node.ts";
+import { ClusterNode } from "./cluster/node.ts";
 import { ConfigError } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { openDerived } from "./derived.ts";
@@ -43,7 +43,6 @@ export function startRelay(config: Config): Relay {
   const backend = config["verify.backend"];
   if (backend !== "auto" && backend !== "native" && backend !== "noble")
     throw new ConfigError(`verify.backend: expected auto, native or noble, got ${backend}`);
-  if (config["cluster.natsUrl"]) checkClusterConfig(config);
   const verifyPool = createVerifyPool({
     threads: config["verify.threads"] === -1 ? undefined : config["verify.threads"],
     backend,

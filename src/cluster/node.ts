@@ -10,7 +10,6 @@ import type { Consumer, JetStreamClient, JetStreamManager } from "@nats-io/jetst
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection, Subscription as NatsSub } from "@nats-io/transport-node";
 import { connect, headers } from "@nats-io/transport-node";
-import { ConfigError } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { log } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
@@ -26,16 +25,6 @@ const IN_FLIGHT = 256;
 export const STREAM_ACK_TIMEOUT_MS = 10_000;
 const RETRY_MS = 1000;
 const ORIGIN_HEADER = "Nostr-Node";
-
-/** Refuses cluster settings no node could run with, before anything starts. */
-export function checkClusterConfig(config: Config): void {
-  const stream = config["cluster.stream"];
-  if (!/^[A-Za-z0-9_-]+$/.test(stream))
-    throw new ConfigError(`cluster.stream: letters, digits, _ and - only, got ${JSON.stringify(stream)}`);
-  const okAfter = config["cluster.okAfter"];
-  if (okAfter !== "local" && okAfter !== "stream")
-    throw new ConfigError(`cluster.okAfter: expected local or stream, got ${okAfter}`);
-}
 
 export interface ClusterStatus {
   nodeId: string;
@@ -84,7 +73,6 @@ export class ClusterNode {
     private readonly deliverEphemeral: (e: NostrEvent, json: string) => void,
     port: number,
   ) {
-    checkClusterConfig(config);
     this.stream = config["cluster.stream"];
     this.okAfterStream = config["cluster.okAfter"] === "stream";
     // The durable consumer is named after the node: a restarted node resumes where it stopped.
