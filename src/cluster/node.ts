@@ -6,10 +6,14 @@
 // fanout follows from the commit. Ephemeral events cross on a plain subject and are never stored.
 // Losing NATS never stops the node: it keeps serving and storing, and catches up on reconnect.
 import { hostname } from "node:os";
-import type { Consumer, JetStreamClient, JetStreamManager } from "@nats-io/jetstream";
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
-import type { NatsConnection, Subscription as NatsSub } from "@nats-io/transport-node";
-import { connect, headers } from "@nats-io/transport-node";
+import type {
+  AckPolicy,
+  Consumer,
+  DeliverPolicy,
+  JetStreamClient,
+  JetStreamManager,
+} from "@nats-io/jetstream";
+import type { MsgHdrs, NatsConnection, Subscription as NatsSub } from "@nats-io/transport-node";
 import type { Config } from "../config/schema.ts";
 import { log } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
@@ -25,6 +29,19 @@ const IN_FLIGHT = 256;
 export const STREAM_ACK_TIMEOUT_MS = 10_000;
 const RETRY_MS = 1000;
 const ORIGIN_HEADER = "Nostr-Node";
+
+// The NATS client is loaded only by a node that joins a cluster: a single relay (and every CLI
+// command) starts without it.
+const loadNats = async () => {
+  const [transport, js] = await Promise.all([
+    import("@nats-io/transport-node"),
+    import("@nats-io/jetstream"),
+  ]);
+  return { ...transport, ...js };
+};
+
+/** NATS addresses for logs: user and password (nats://user:pass@host) left out. */
+export const redactNatsUrl = (url: string): string => url.replace(/\/\/[^@/\s]*@/g, "//…@");
 
 export interface ClusterStatus {
   nodeId: string;
@@ -51,6 +68,8 @@ export class ClusterNode {
   private readonly ephemeralSubject: string;
   private readonly outbox: Outbox;
   private nc: NatsConnection | undefined;
+  private headers: (() => MsgHdrs) | undefined;
+  private ack: { policy: AckPolicy; deliver: DeliverPolicy } | undefined;
   private js: JetStreamClient | undefined;
   private jsm: JetStreamManager | undefined;
   private consumer: Consumer | undefined;
@@ -116,8 +135,8 @@ export class ClusterNode {
 
   /** An ephemeral event a client sent here: the other nodes' subscribers get it too. */
   ephemeral(json: string): void {
-    if (!this.nc || this.nc.isClosed()) return;
-    const h = headers();
+    if (!this.nc || this.nc.isClosed() || !this.headers) return;
+    const h = this.headers();
     h.set(ORIGIN_HEADER, this.nodeId);
     try {
       this.nc.publish(this.ephemeralSubject, json, { headers: h });
@@ -162,6 +181,9 @@ export class ClusterNode {
       .split(",")
       .map((s) => s.trim())
       .filter(Boolean);
+    const { AckPolicy, DeliverPolicy, connect, headers, jetstream, jetstreamManager } = await loadNats();
+    this.ack = { policy: AckPolicy.Explicit, deliver: DeliverPolicy.All };
+    this.headers = headers;
     try {
       this.nc = await connect({
         servers,
@@ -171,7 +193,10 @@ export class ClusterNode {
         reconnectTimeWait: 500,
       });
     } catch (e) {
-      log.error("cannot connect to NATS; serving as a single node", { natsUrl: servers.join(","), error: e });
+      log.error("cannot connect to NATS; serving as a single node", {
+        natsUrl: redactNatsUrl(servers.join(",")),
+        error: e,
+      });
       this.fail("connect", e);
       return;
     }
@@ -252,8 +277,8 @@ export class ClusterNode {
     } catch {
       await jsm.consumers.add(this.stream, {
         durable_name: this.nodeId,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.All,
+        ack_policy: this.ack!.policy,
+        deliver_policy: this.ack!.deliver,
         // A node killed mid-batch gets its unacknowledged messages again this soon after a
         // restart; a message redelivered while the first copy is still being applied is only a
         // duplicate.
@@ -331,7 +356,7 @@ export class ClusterNode {
     try {
       for (const o of this.outbox.next(IN_FLIGHT - this.inFlight)) {
         this.inFlight++;
-        const h = headers();
+        const h = this.headers!();
         h.set(ORIGIN_HEADER, this.nodeId);
         this.js
           .publish(this.subject, o.json, { msgID: o.id, headers: h, timeout: 5000 })
