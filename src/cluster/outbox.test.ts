@@ -122,12 +122,15 @@ test("a restart resumes from the saved watermark: what was not acknowledged is r
   expect(drainAll(again)).toEqual(ids.slice(3));
 });
 
-test("a store that joins a cluster appends nothing it held before", async () => {
+test("a store that joins a cluster appends nothing it held before, but all it commits from then on", async () => {
   const { commit, outbox } = setup();
   await commit(5);
   const o = outbox(100);
   expect(o.size).toBe(0);
   expect(o.next(10)).toEqual([]);
+  // Committed, then the process dies before anything was acknowledged or saved.
+  const after = await commit(2);
+  expect(drainAll(outbox(100))).toEqual(after);
 });
 
 test("whenAcked resolves once the stream has the event, at once for an event not queued here, and false on timeout", async () => {

@@ -44,9 +44,12 @@ export class Outbox {
   ) {
     // First start in a cluster: what the store held before is not appended (docs/cluster.md).
     const w = readWatermark(dir);
-    this.saved = w ?? visible();
-    this.seen = this.saved;
-    if (this.saved < visible()) this.spillFrom = this.saved + 1;
+    this.seen = w ?? visible();
+    this.saved = this.seen;
+    if (this.seen < visible()) this.spillFrom = this.seen + 1;
+    // Written at once: a crash before the first acknowledgement must not make the next start
+    // take what was committed meanwhile for "held before joining".
+    if (w === undefined) this.write(this.seen);
   }
 
   /** Every local event at or below this serial is in the stream. */
@@ -131,7 +134,10 @@ export class Outbox {
   /** Writes the watermark if it moved (atomically: a crash leaves the old or the new one). */
   save(): void {
     const w = this.watermark;
-    if (w === this.saved) return;
+    if (w !== this.saved) this.write(w);
+  }
+
+  private write(w: number): void {
     const file = join(this.dir, STATE_FILE);
     writeFileSync(`${file}.tmp`, `${w}\n`);
     renameSync(`${file}.tmp`, file);
