@@ -263,6 +263,23 @@ describe.skipIf(!NATS_SERVER)("a cluster of relay nodes through NATS JetStream",
     expect(b.export()).toEqual(a.export());
   }, 300_000);
 
+  test("NATS restarted without its store: the nodes set up the stream and their consumers again and carry on", async () => {
+    await nats.stop();
+    rmSync(nats.dir, { recursive: true, force: true });
+    await nats.start();
+    const sk = newKey();
+    const filter = { authors: [getPublicKey(sk)] };
+    const subs = await Promise.all([b, c].map((n) => subscribe(n.url, "fresh", filter)));
+    const pub = await RawClient.connect(a.url);
+    const e = signed(sk, { content: "after the stream was lost" });
+    expect(await pub.publish(e)).toEqual(["OK", e.id, true, ""]);
+    for (const s of subs)
+      expect((await s.next((f) => f[0] === "EVENT" && f[1] === "fresh", 60_000))[2]).toEqual(plain(e));
+    await converged([a, b, c]);
+    expect((await a.cluster()).stream_seq).toBe(1);
+    for (const x of [...subs, pub]) x.close();
+  }, 300_000);
+
   test('with okAfter = "stream", every event answered OK true is on the other nodes after the node is killed', async () => {
     const stream = ["--cluster.stream", "STRICT"];
     const a2 = new Node("A2", join(dir, "a2"), nats.url, [...stream, "--cluster.okAfter", "stream"]);
