@@ -351,7 +351,7 @@ export class ClusterNode {
 
   /** Hands queued events to the stream, IN_FLIGHT at a time. */
   private pump(): void {
-    if (this.pumping || this.stopped || !this.js || !this.st.connected) return;
+    if (this.pumping || this.stopped || !this.js || !this.st.connected || this.retryTimer) return;
     this.pumping = true;
     try {
       for (const o of this.outbox.next(IN_FLIGHT - this.inFlight)) {
@@ -381,6 +381,7 @@ export class ClusterNode {
     }
   }
 
+  /** After a failed append nothing is sent for RETRY_MS (a stream that is gone fails at once). */
   private retryLater(): void {
     if (this.retryTimer || this.stopped) return;
     this.retryTimer = setTimeout(() => {
