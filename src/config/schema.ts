@@ -240,6 +240,33 @@ export const SCHEMA = {
     "peers whose realIpHeader is believed: IP addresses and CIDR ranges, IPv4 or IPv6",
     true,
   ),
+  "cluster.natsUrl": s(
+    "",
+    "NATS server(s) of a JetStream cluster this node joins, comma-separated (empty = single node; docs/cluster.md)",
+    false,
+  ),
+  "cluster.stream": s("NOSTR_EVENTS", "JetStream stream that carries the nodes' events", false),
+  "cluster.nodeId": s(
+    "",
+    "this node's name in the cluster and its durable consumer's (empty = host name and port)",
+    false,
+  ),
+  "cluster.okAfter": s(
+    "local",
+    "`OK true` after the local commit (local) or only once the stream has the event too (stream)",
+    false,
+  ),
+  "cluster.duplicateWindowSeconds": i(
+    120,
+    "a stream created by this node drops a second copy of an event id within this window",
+    false,
+    { min: 1 },
+  ),
+  "cluster.maxAgeHours": i(
+    168,
+    "a stream created by this node keeps events this long (0 = forever); a node down longer repairs with relay sync",
+    false,
+  ),
   "nip11.extraNips": sa([], "further NIP numbers to advertise (as strings)", true),
 } as const satisfies Record<string, AnyEntry>;
 

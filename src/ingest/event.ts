@@ -57,6 +57,8 @@ export function admitShape(
 }
 
 const BAD_ID = () => invalid("event id does not match the sha256 of its serialization");
+const NOT_IN_STREAM = () =>
+  error("stored on this node, but the cluster stream has not confirmed it yet; send it again");
 const BAD_SIG = () => invalid("signature verification failed");
 
 /** Everything that can be decided about an event without the store or the connection, in-thread. */
@@ -155,6 +157,7 @@ export class EventIngest {
         ctx.counters.eventsAccepted++;
         bump(ctx.counters.acceptedByKind, String(it.e.kind));
         broadcast(ctx.live, it.e, json);
+        ctx.cluster?.ephemeral(json);
         it.conn.send(okFrame(it.e.id, true, ""));
         continue;
       }
@@ -169,11 +172,11 @@ export class EventIngest {
         case "stored":
           ctx.counters.eventsAccepted++;
           bump(ctx.counters.acceptedByKind, String(e.kind));
-          conn.send(okFrame(e.id, true, ""));
+          this.ok(conn, e.id, "", outcome.serial);
           break;
         case "duplicate":
           bump(ctx.counters.eventsRejected, "duplicate");
-          conn.send(okFrame(e.id, true, ALREADY_HAVE));
+          this.ok(conn, e.id, ALREADY_HAVE, undefined);
           break;
         case "rejected":
           refuse(ctx, conn, e.id, outcome.reject);
@@ -182,6 +185,16 @@ export class EventIngest {
           outcome satisfies never;
       }
     }
+  }
+
+  /** `OK true`, once the cluster stream holds the event too when cluster.okAfter = "stream". */
+  private ok(conn: Conn, id: string, msg: string, serial: number | undefined): void {
+    const cluster = this.ctx.cluster;
+    if (!cluster?.okAfterStream) return void conn.send(okFrame(id, true, msg));
+    void cluster.inStream(id, serial).then((inStream) => {
+      if (inStream) conn.send(okFrame(id, true, msg));
+      else refuse(this.ctx, conn, id, NOT_IN_STREAM());
+    });
   }
 
   /** The strfry-protocol plugin's verdicts; refused and shadow-refused events are answered here. */
