@@ -1,10 +1,7 @@
 // The explorer at GET / for browsers: the page (relay name and NIP-11 document filled in), the
 // client bundle and stylesheet under content-hashed paths, and GET /v0/stats. Serves from memory
 // (embedded in the binary); reads the relay's counters and never writes anything.
-import type { Config } from "../config/schema.ts";
-import type { RelayContext } from "../ingest/context.ts";
-import type { ManagedInfo } from "../server/nip11.ts";
-import { relayInfo } from "../server/nip11.ts";
+import type { RelayContext } from "../context.ts";
 import bundle from "./bundle.js" with { type: "text" };
 import template from "./page.html" with { type: "text" };
 import { readStats } from "./stats.ts";
@@ -54,8 +51,7 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.
 // The page changes only when the NIP-11 document does (a live config reload).
 let page: { key: string; asset: Asset } | undefined;
 
-function pageAsset(c: Config, managed?: ManagedInfo): Asset {
-  const doc = relayInfo(c, managed);
+function pageAsset(doc: Record<string, unknown>): Asset {
   const info = JSON.stringify(doc);
   if (page?.key === info) return page.asset;
   const fill: Record<string, string> = {
@@ -86,14 +82,13 @@ function send(req: Request, a: Asset, headers: Record<string, string>): Response
   return new Response(req.method === "HEAD" ? null : body, { headers: h });
 }
 
-/** GET / for anything but a NIP-11 request. */
+/** GET / for anything but a NIP-11 request; `doc` is the relay's NIP-11 document (server/nip11.ts). */
 export function explorerPage(
   req: Request,
-  c: Config,
+  doc: Record<string, unknown>,
   cors: Record<string, string>,
-  managed?: ManagedInfo,
 ): Response {
-  return send(req, pageAsset(c, managed), {
+  return send(req, pageAsset(doc), {
     ...cors,
     "Cache-Control": "no-cache",
     "Content-Security-Policy": CSP,

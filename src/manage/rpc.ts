@@ -2,7 +2,7 @@
 // `{"method", "params"}`, authorised by NIP-98 (nip98.ts). An unauthorised call gets 401 and
 // `{"error"}`; an unknown method or bad params `{"result": null, "error"}`; success
 // `{"result"}`. http.ts hands such requests here and knows nothing else of them.
-import type { RelayContext } from "../ingest/context.ts";
+import type { RelayContext } from "../context.ts";
 import { callMethod, MethodError } from "./methods.ts";
 import { authorize } from "./nip98.ts";
 

@@ -3,8 +3,8 @@
 // NIP-05 names, /metrics, CORS on every answer and preflight. WebSocket upgrades are handled in server.ts.
 import { handleApi } from "../api/routes.ts";
 import type { Config } from "../config/schema.ts";
+import type { RelayContext } from "../context.ts";
 import { explorerPage, explorerRoute } from "../explorer/serve.ts";
-import type { RelayContext } from "../ingest/context.ts";
 import { handleManagement, isManagementCall } from "../manage/rpc.ts";
 import { renderMetrics } from "./metrics.ts";
 import { nip05Document } from "./nip05.ts";
@@ -42,7 +42,7 @@ export function handleHttp(req: Request, ctx: RelayContext): Response | Promise<
     // One URL, two representations chosen by Accept: caches must key on it.
     return wantsInfo
       ? reply(JSON.stringify(relayInfo(c, ctx.moderation)), "application/nostr+json", { Vary: "Accept" })
-      : explorerPage(req, c, cors, ctx.moderation);
+      : explorerPage(req, relayInfo(c, ctx.moderation), cors);
   }
   const explorer = explorerRoute(req, url.pathname, ctx, cors);
   if (explorer) return explorer;

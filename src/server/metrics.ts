@@ -1,7 +1,7 @@
 // Prometheus text exposition of what an operator watches: connections, frames by verb, events
 // accepted and refused by reason, writer batches, verification, queries by index, live
 // subscriptions, queued outbound bytes and memory. Built on request from live counters.
-import type { RelayContext } from "../ingest/context.ts";
+import type { RelayContext } from "../context.ts";
 
 type Labels = Record<string, string>;
 
