@@ -18,23 +18,16 @@ import { errorReply, okReply, serialize } from "./responses.ts";
 const DEFAULT_LIMIT = 20;
 const MAX_QUERY_CHARS = 1000;
 
-type Cors = Record<string, string>;
-
-/** Answers GET/HEAD under /v0/ and /v1/ (the caller has answered OPTIONS and other methods). */
-export function handleApi(
-  req: Request,
-  url: URL,
-  ctx: RelayContext,
-  cors: Cors,
-): Response | Promise<Response> {
+/** Answers GET under /v0/ and /v1/ (server/routes.ts; http.ts answers HEAD, OPTIONS and CORS). */
+export function handleApi(req: Request, url: URL, ctx: RelayContext): Response | Promise<Response> {
   const c = ctx.config;
   const api = ctx.api;
-  const fail = (status: number, message: string) => errorReply(req, status, message, cors);
+  const fail = (status: number, message: string) => errorReply(status, message);
   if (!c["api.enabled"] || !api?.counters || !api.trending)
     return fail(404, "not found: the API is disabled");
   if (c["auth.reads"]) return fail(403, "restricted: this relay requires NIP-42 authentication to read");
   const path = url.pathname;
-  const ok = (body: string) => okReply(req, body, cors, c["api.maxAgeSeconds"]);
+  const ok = (body: string) => okReply(req, body, c["api.maxAgeSeconds"]);
   const limit = parseLimit(url.searchParams.get("limit"), c["api.maxLimit"]);
   if (typeof limit === "string") return fail(400, limit);
   const v: Visibility = {
