@@ -3,18 +3,17 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
-import { startApi } from "./api/routes.ts";
+import { startApi } from "./api/start.ts";
 import { ClusterNode } from "./cluster/node.ts";
 import { ConfigError } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
+import type { RelayContext } from "./context.ts";
+import { newCounters } from "./context.ts";
 import { openDerived } from "./derived.ts";
 import { broadcast } from "./fanout/broadcast.ts";
 import { LiveIndex } from "./fanout/live-index.ts";
 import type { Subscription } from "./fanout/subscription.ts";
-import type { RelayContext } from "./ingest/context.ts";
-import { newCounters } from "./ingest/context.ts";
 import { PolicyPlugin } from "./ingest/plugin.ts";
-import { RateLimiter } from "./ingest/ratelimit.ts";
 import { configureLog, log } from "./log.ts";
 import { Moderation } from "./manage/moderation.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
@@ -22,6 +21,7 @@ import { matchSearch } from "./search/match.ts";
 import { inList } from "./server/client-ip.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
 import { startMetricsServer } from "./server/metrics.ts";
+import { RateLimiter } from "./server/ratelimit.ts";
 import { RefusalSummary } from "./server/refusals.ts";
 import { startServer } from "./server/server.ts";
 import { DirLocked, lockDir } from "./store/lock.ts";
@@ -134,7 +134,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
         })
       : undefined,
   };
-  ctx.api = startApi(ctx);
+  ctx.api = startApi(config, derived, store);
   const server = startServer(ctx);
   const metricsServer = startMetricsServer(ctx);
   const conns = ctx.conns;

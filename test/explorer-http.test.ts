@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUNDLE_PATH, buildExplorerBundle } from "../scripts/explorer-bundle.ts";
+import type { RelayContext } from "../src/context.ts";
 import { readStats } from "../src/explorer/stats.ts";
-import type { RelayContext } from "../src/ingest/context.ts";
 import { newKey, RawClient, signed, startTestRelay, type TestRelay } from "./harness.ts";
 
 const ROOT = join(import.meta.dir, "..");

@@ -1,7 +1,11 @@
 // What caches, proxies and HTTP clients rely on: Vary on content negotiation, HEAD carrying a
-// GET's headers, and gzip for API JSON above a small size.
+// GET's headers on every route of the table, one answer for OPTIONS, unknown paths and other
+// methods, and gzip for API JSON above a small size.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getPublicKey } from "nostr-tools/pure";
+import { handleHttp } from "../src/server/http.ts";
+import type { Route } from "../src/server/routes.ts";
+import { ROUTES } from "../src/server/routes.ts";
 import type { TestRelay } from "./harness.ts";
 import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
 
@@ -82,5 +86,78 @@ describe("API JSON", () => {
     expect(r.headers.get("content-encoding")).toBeNull();
     expect(r.headers.get("vary")).toBe("Accept-Encoding");
     expect(await r.text()).toBe("[]");
+  });
+});
+
+describe("every route of the table (src/server/routes.ts)", () => {
+  /** a path each prefix route answers */
+  const UNDER: Record<string, string> = { "/v0/": "/v0/trending/notes", "/v1/": "/v1/online" };
+  const pathOf = (r: (typeof ROUTES)[number]) => {
+    const p = typeof r.path === "string" ? r.path : r.path(relay.ctx.config);
+    return r.prefix ? UNDER[p]! : p;
+  };
+  const accept = (r: (typeof ROUTES)[number]) =>
+    r.when && pathOf(r) === "/" ? { Accept: "application/nostr+json" } : { Accept: "text/html" };
+
+  test("a GET route answers 200 with CORS, and HEAD carries the same headers and no body", async () => {
+    const gets = ROUTES.filter((r) => r.method === "GET");
+    expect(gets.length).toBe(ROUTES.length - 1);
+    for (const r of gets) {
+      const headers = { ...accept(r), "Accept-Encoding": "gzip" };
+      const g = await get(pathOf(r), headers);
+      await g.arrayBuffer();
+      expect([pathOf(r), g.status]).toEqual([pathOf(r), 200]);
+      expect(g.headers.get("access-control-allow-origin")).toBe("*");
+      const h = await get(pathOf(r), headers, "HEAD");
+      expect(await h.text()).toBe("");
+      // Counters and uptime may change an answer's length between the two requests.
+      const live = pathOf(r) === "/v0/stats" || pathOf(r) === relay.ctx.config["metrics.path"];
+      const [gh, hh] = [headersOf(g), headersOf(h)];
+      if (live) {
+        expect(Number(hh["content-length"])).toBeGreaterThan(0);
+        delete gh["content-length"];
+        delete hh["content-length"];
+      }
+      expect([pathOf(r), hh]).toEqual([pathOf(r), gh]);
+    }
+  });
+
+  test("HEAD of a route that sets no Content-Length gets the length of the GET body", async () => {
+    const body = "twelve bytes";
+    const routes: Route[] = [{ method: "GET", path: "/plain", handle: () => new Response(body) }];
+    const req = (method: string) => new Request(`${base}/plain`, { method });
+    const g = await handleHttp(req("GET"), relay.ctx, routes);
+    expect(await g.text()).toBe(body);
+    const h = await handleHttp(req("HEAD"), relay.ctx, routes);
+    expect(h.body).toBeNull();
+    expect(h.headers.get("content-length")).toBe("12");
+    expect(h.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  test("OPTIONS is a 204 preflight on any path; another method is 405; an unknown path is 404", async () => {
+    for (const path of ["/", "/v0/stats", "/nowhere"]) {
+      const o = await get(path, {}, "OPTIONS");
+      expect(o.status).toBe(204);
+      expect(o.headers.get("access-control-allow-methods")).toBe("GET, HEAD, POST, OPTIONS");
+    }
+    for (const [method, path] of [
+      ["POST", "/"],
+      ["PUT", "/"],
+      ["DELETE", "/v0/stats"],
+      ["POST", "/nowhere"],
+    ] as const) {
+      const r = await get(path, {}, method);
+      expect([method, path, r.status, r.headers.get("allow")]).toEqual([
+        method,
+        path,
+        405,
+        "GET, HEAD, OPTIONS",
+      ]);
+      expect(await r.text()).toBe("method not allowed\n");
+    }
+    const missing = await get("/nowhere", {});
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("access-control-allow-origin")).toBe("*");
+    expect(await missing.text()).toBe("not found\n");
   });
 });

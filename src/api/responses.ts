@@ -1,7 +1,7 @@
 // Every API answer's shape, declared once as a JSON schema and serialised by fast-json-stringify
 // from it (a compiled serialiser per shape: only declared fields go out, in declared order), and
 // the HTTP envelope around it: ETag (a hash of the body), Cache-Control, If-None-Match → 304,
-// HEAD, CORS, and `{"error": "..."}` bodies with the relay's reason prefixes.
+// and `{"error": "..."}` bodies with the relay's reason prefixes. HEAD and CORS are server/http.ts's.
 import build from "fast-json-stringify";
 
 const str = { type: "string" } as const;
@@ -107,9 +107,6 @@ function matches(header: string | null, etag: string): boolean {
 }
 
 /** The extra CORS header a browser needs to read the ETag (when CORS is on at all). */
-const exposing = (cors: Record<string, string>): Record<string, string> =>
-  "Access-Control-Allow-Origin" in cors ? { ...cors, "Access-Control-Expose-Headers": "ETag" } : cors;
-
 /** Bodies at least this long are gzipped for clients that accept it; smaller ones gain little. */
 const GZIP_MIN_BYTES = 1024;
 
@@ -118,12 +115,11 @@ const GZIP_MIN_BYTES = 1024;
  * bodies go gzipped to clients that accept it; each encoding is its own representation, with its
  * own ETag, and `Vary: Accept-Encoding` tells caches so.
  */
-export function okReply(req: Request, body: string, cors: Record<string, string>, maxAge: number): Response {
+export function okReply(req: Request, body: string, maxAge: number): Response {
   const raw = Buffer.from(body);
   const gzip = raw.byteLength >= GZIP_MIN_BYTES && /\bgzip\b/.test(req.headers.get("accept-encoding") ?? "");
   const etag = gzip ? etagOf(body).replace(/"$/, '-gz"') : etagOf(body);
   const headers: Record<string, string> = {
-    ...exposing(cors),
     ETag: etag,
     "Cache-Control": `public, max-age=${maxAge}`,
     Vary: "Accept-Encoding",
@@ -132,20 +128,15 @@ export function okReply(req: Request, body: string, cors: Record<string, string>
   headers["Content-Type"] = "application/json; charset=utf-8";
   const sent = gzip ? Bun.gzipSync(raw) : raw;
   if (gzip) headers["Content-Encoding"] = "gzip";
-  // HEAD says how long the GET body would be.
+  // HEAD (the body dropped by http.ts) says how long the GET body would be.
   headers["Content-Length"] = `${sent.byteLength}`;
-  return new Response(req.method === "HEAD" ? null : sent, { status: 200, headers });
+  return new Response(sent, { status: 200, headers });
 }
 
 /** An error answer: `{"error": "<prefix>: <message>"}`, never cached. */
-export function errorReply(
-  req: Request,
-  status: number,
-  message: string,
-  cors: Record<string, string>,
-): Response {
-  return new Response(req.method === "HEAD" ? null : serialize.error({ error: message }), {
+export function errorReply(status: number, message: string): Response {
+  return new Response(serialize.error({ error: message }), {
     status,
-    headers: { ...cors, "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" },
+    headers: { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-store" },
   });
 }

@@ -1,82 +1,33 @@
 // The aggregator API on the relay's HTTP port: /v0/search, /v0/trending/notes, /v0/p/<npub> and
 // /v1/online (and /v1/online/stats), answered from the relay's own store and the counters kept as events are written.
-// `startApi` attaches the trending window and (when enabled) the relay prober at start-up;
-// `handleApi` answers a request. Shapes are in responses.ts, documented in docs/api.md.
+// `startApi` (start.ts) attaches the trending window and (when enabled) the relay prober at
+// start-up; `handleApi` answers a request. Shapes are in responses.ts, documented in docs/api.md.
 import * as nip19 from "nostr-tools/nip19";
-import type { RelayContext } from "../ingest/context.ts";
+import type { RelayContext } from "../context.ts";
 import { storedKind } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { QueryOptions } from "../store/query.ts";
 import { runQuery } from "../store/query.ts";
 import { readEvent } from "../store/store.ts";
-import type { Counters } from "./counters.ts";
 import { followed, relayList } from "./engagement.ts";
 import type { NoteCounts } from "./keys.ts";
-import { Prober } from "./online.ts";
 import type { Visibility } from "./profile.ts";
 import { authorCache, latestReplaceable, parseMetadata, parsePubkeyRef, visibleSerial } from "./profile.ts";
 import { errorReply, okReply, serialize } from "./responses.ts";
-import { TrendingWindow } from "./trending.ts";
-
-export interface Api {
-  counters: Counters | undefined;
-  trending: TrendingWindow | undefined;
-  prober: Prober | undefined;
-  stop(): void;
-}
-
-/** Called once by startRelay after the indexers are registered and before the writer runs. */
-export function startApi(ctx: RelayContext): Api {
-  const c = ctx.config;
-  const counters = ctx.derived.counters;
-  let trending: TrendingWindow | undefined;
-  let prober: Prober | undefined;
-  if (counters) {
-    trending = new TrendingWindow(c["api.trendingWindowSeconds"], counters);
-    trending.seed(ctx.store);
-    counters.listener = trending;
-    if (c["online.probe"]) {
-      prober = new Prober(counters.relays, {
-        intervalSeconds: c["online.intervalSeconds"],
-        concurrency: c["online.concurrency"],
-        ratePerSecond: c["online.ratePerSecond"],
-        timeoutMs: c["online.timeoutMs"],
-        allowPrivate: c["online.allowPrivate"],
-      });
-      prober.start();
-    }
-  }
-  return {
-    counters,
-    trending,
-    prober,
-    stop() {
-      prober?.stop();
-      if (counters) counters.listener = undefined;
-    },
-  };
-}
 
 const DEFAULT_LIMIT = 20;
 const MAX_QUERY_CHARS = 1000;
 
-type Cors = Record<string, string>;
-
-/** Answers GET/HEAD under /v0/ and /v1/ (the caller has answered OPTIONS and other methods). */
-export function handleApi(
-  req: Request,
-  url: URL,
-  ctx: RelayContext,
-  cors: Cors,
-): Response | Promise<Response> {
+/** Answers GET under /v0/ and /v1/ (server/routes.ts; http.ts answers HEAD, OPTIONS and CORS). */
+export function handleApi(req: Request, url: URL, ctx: RelayContext): Response | Promise<Response> {
   const c = ctx.config;
   const api = ctx.api;
-  const fail = (status: number, message: string) => errorReply(req, status, message, cors);
+  const fail = (status: number, message: string) => errorReply(status, message);
   if (!c["api.enabled"] || !api?.counters || !api.trending)
     return fail(404, "not found: the API is disabled");
   if (c["auth.reads"]) return fail(403, "restricted: this relay requires NIP-42 authentication to read");
   const path = url.pathname;
-  const ok = (body: string) => okReply(req, body, cors, c["api.maxAgeSeconds"]);
+  const ok = (body: string) => okReply(req, body, c["api.maxAgeSeconds"]);
   const limit = parseLimit(url.searchParams.get("limit"), c["api.maxLimit"]);
   if (typeof limit === "string") return fail(400, limit);
   const v: Visibility = {

@@ -1,10 +1,7 @@
 // The explorer at GET / for browsers: the page (relay name and NIP-11 document filled in), the
 // client bundle and stylesheet under content-hashed paths, and GET /v0/stats. Serves from memory
 // (embedded in the binary); reads the relay's counters and never writes anything.
-import type { Config } from "../config/schema.ts";
-import type { RelayContext } from "../ingest/context.ts";
-import type { ManagedInfo } from "../server/nip11.ts";
-import { relayInfo } from "../server/nip11.ts";
+import type { RelayContext } from "../context.ts";
 import bundle from "./bundle.js" with { type: "text" };
 import template from "./page.html" with { type: "text" };
 import { readStats } from "./stats.ts";
@@ -54,8 +51,7 @@ const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.
 // The page changes only when the NIP-11 document does (a live config reload).
 let page: { key: string; asset: Asset } | undefined;
 
-function pageAsset(c: Config, managed?: ManagedInfo): Asset {
-  const doc = relayInfo(c, managed);
+function pageAsset(doc: Record<string, unknown>): Asset {
   const info = JSON.stringify(doc);
   if (page?.key === info) return page.asset;
   const fill: Record<string, string> = {
@@ -81,20 +77,14 @@ function send(req: Request, a: Asset, headers: Record<string, string>): Response
     return new Response(null, { status: 304, headers: h });
   if (gzip) h["Content-Encoding"] = "gzip";
   const body = gzip ? a.gzip : a.body;
-  // HEAD carries what GET would, its Content-Length included.
+  // HEAD (the body dropped by http.ts) carries what GET would, its Content-Length included.
   h["Content-Length"] = `${typeof body === "string" ? Buffer.byteLength(body) : body.byteLength}`;
-  return new Response(req.method === "HEAD" ? null : body, { headers: h });
+  return new Response(body, { headers: h });
 }
 
-/** GET / for anything but a NIP-11 request. */
-export function explorerPage(
-  req: Request,
-  c: Config,
-  cors: Record<string, string>,
-  managed?: ManagedInfo,
-): Response {
-  return send(req, pageAsset(c, managed), {
-    ...cors,
+/** GET / for anything but a NIP-11 request; `doc` is the relay's NIP-11 document (server/nip11.ts). */
+export function explorerPage(req: Request, doc: Record<string, unknown>): Response {
+  return send(req, pageAsset(doc), {
     "Cache-Control": "no-cache",
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -104,19 +94,17 @@ export function explorerPage(
   });
 }
 
-/** The explorer's other paths: its two files and /v0/stats; undefined for any other path. */
-export function explorerRoute(
-  req: Request,
-  path: string,
-  ctx: RelayContext,
-  cors: Record<string, string>,
-): Response | undefined {
-  if (path === "/v0/stats")
-    return new Response(req.method === "HEAD" ? null : JSON.stringify(readStats(ctx)), {
-      headers: { ...cors, "Content-Type": "application/json", "Cache-Control": "no-store" },
-    });
-  for (const a of [script, sheet])
-    if (path === a.path)
-      return send(req, a, { ...cors, "Cache-Control": IMMUTABLE, "X-Content-Type-Options": "nosniff" });
-  return undefined;
-}
+/** GET /v0/stats: the page's numbers, never cached. */
+export const explorerStats = (ctx: RelayContext): Response =>
+  new Response(JSON.stringify(readStats(ctx)), {
+    headers: { "Content-Type": "application/json", "Cache-Control": "no-store" },
+  });
+
+/** The page's two files under their content-hashed paths, cached for good. */
+export const explorerFiles: readonly { path: string; serve: (req: Request) => Response }[] = [
+  script,
+  sheet,
+].map((a) => ({
+  path: a.path,
+  serve: (req: Request) => send(req, a, { "Cache-Control": IMMUTABLE, "X-Content-Type-Options": "nosniff" }),
+}));

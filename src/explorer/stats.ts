@@ -1,6 +1,6 @@
 // GET /v0/stats: the figures the explorer shows live, read from the counters the relay already
 // keeps. The events/s rate is measured between requests, so an unwatched relay does no work.
-import type { RelayContext } from "../ingest/context.ts";
+import type { RelayContext } from "../context.ts";
 
 export interface Stats {
   /** events in the store */

@@ -3,12 +3,16 @@
 // answer; stored serials at or below `hwm` are never delivered live (they were in the answer).
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
-import type { Conn } from "../server/connection.ts";
 import { eventFrame, eventPrefix } from "../wire/frames.ts";
 import type { LiveSub } from "./live-index.ts";
 
 /** Live events held for one subscription while its stored answer is still being sent. */
 export const MAX_PENDING = 10_000;
+
+/** Where a subscription's frames go: the client connection (server/connection.ts). */
+export interface FrameSink {
+  send(frame: string): boolean;
+}
 
 export class Subscription implements LiveSub {
   readonly prefix: string;
@@ -17,7 +21,7 @@ export class Subscription implements LiveSub {
   cancelled = false;
 
   constructor(
-    readonly conn: Conn,
+    readonly conn: FrameSink,
     readonly subId: string,
     readonly filters: readonly Filter[],
     readonly hwm: number,

@@ -1,13 +1,14 @@
 // Who may write and who may read what: the built-in write policy (allow/deny lists, proof of
 // work, NIP-70 protected events, AUTH for writes) and the read rules (AUTH for reads, kinds
 // restricted to their author or p-tagged recipients). Decided here, answered by the handlers.
+
+import type { RelayContext } from "../context.ts";
 import { storedKind } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
-import type { Conn } from "../server/connection.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { authRequired, blocked, pow, restricted } from "../wire/reasons.ts";
-import type { RelayContext } from "./context.ts";
+import type { Client } from "./client.ts";
 
 /** NIP-13 difficulty: leading zero bits of the id. */
 export function difficulty(id: string): number {
@@ -23,7 +24,7 @@ export function difficulty(id: string): number {
   return bits;
 }
 
-export function writePolicy(ctx: RelayContext, conn: Conn | undefined, e: NostrEvent): Reject | undefined {
+export function writePolicy(ctx: RelayContext, conn: Client | undefined, e: NostrEvent): Reject | undefined {
   const c = ctx.config;
   const m = ctx.moderation.lists;
   const banned = ctx.moderation.banned(e);
@@ -69,7 +70,7 @@ export function writePolicy(ctx: RelayContext, conn: Conn | undefined, e: NostrE
 }
 
 /** May this reader see this event? Restricted kinds go only to their author or p-tagged recipients. */
-export function mayRead(ctx: RelayContext, conn: Conn, e: NostrEvent): boolean {
+export function mayRead(ctx: RelayContext, conn: Client, e: NostrEvent): boolean {
   if (!ctx.config["auth.restrictedKinds"].includes(e.kind)) return true;
   if (conn.authed.has(e.pubkey)) return true;
   return e.tags.some((t) => t[0] === "p" && t[1] !== undefined && conn.authed.has(t[1]));
@@ -82,7 +83,7 @@ export function mayRead(ctx: RelayContext, conn: Conn, e: NostrEvent): boolean {
  */
 export function readRule(
   ctx: RelayContext,
-  conn: Conn,
+  conn: Client,
   filters: readonly Filter[],
 ): ((json: string) => boolean) | undefined {
   const kinds = ctx.config["auth.restrictedKinds"];
@@ -93,7 +94,7 @@ export function readRule(
 }
 
 /** A REQ or COUNT the reader must authenticate for first (so clients re-AUTH by themselves). */
-export function readGate(ctx: RelayContext, conn: Conn, filters: readonly Filter[]): Reject | undefined {
+export function readGate(ctx: RelayContext, conn: Client, filters: readonly Filter[]): Reject | undefined {
   if (ctx.config["auth.reads"] && conn.authed.size === 0)
     return authRequired("this relay only serves authenticated users");
   const kinds = ctx.config["auth.restrictedKinds"];

@@ -2,19 +2,17 @@
 // answer, or first on every connection when auth.writes or auth.reads is on); a signed kind 22242 answer
 // naming this relay and the challenge, dated within ten minutes, adds its pubkey to the
 // connection. AUTH events are never stored or broadcast.
-import { randomBytes } from "node:crypto";
+
+import type { RelayContext } from "../context.ts";
 import { computeId } from "../nostr/canonical.ts";
 import { checkEventShape } from "../nostr/event.ts";
-import type { Conn } from "../server/connection.ts";
 import { okFrame, okReject } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { invalid, isReject } from "../wire/reasons.ts";
-import type { RelayContext } from "./context.ts";
+import type { Client } from "./client.ts";
 
 export const AUTH_KIND = 22242;
 const WINDOW_SECONDS = 600;
-
-export const newChallenge = (): string => randomBytes(16).toString("hex");
 
 /** Whether every connection is challenged (a relay that requires AUTH for writes or reads). */
 const challengesAll = (ctx: RelayContext): boolean => ctx.config["auth.writes"] || ctx.config["auth.reads"];
@@ -34,22 +32,22 @@ const SILENT_CLIENT_CHALLENGE_MS = 500;
  * Relays that require nothing send no challenge until an auth-required: answer: one nobody asked
  * for makes @welshman/net hold back every EOSE until it authenticates.
  */
-export function challengeOnConnect(ctx: RelayContext, conn: Conn): void {
+export function challengeOnConnect(ctx: RelayContext, conn: Client): void {
   if (challengesAll(ctx)) conn.challengeTimer = setTimeout(() => conn.askAuth(), SILENT_CLIENT_CHALLENGE_MS);
 }
 
 /** Before a client frame is handled (see challengeOnConnect). */
-export function challengeOnFrame(ctx: RelayContext, conn: Conn): void {
+export function challengeOnFrame(ctx: RelayContext, conn: Client): void {
   if (!conn.challengeSent && challengesAll(ctx)) conn.askAuth();
 }
 
 /** Before an answer with this reason: an auth-required: refusal carries the challenge before it. */
-export function challengeFor(conn: Conn, reason: Reject | string): void {
+export function challengeFor(conn: Client, reason: Reject | string): void {
   const prefix = typeof reason === "string" ? reason.slice(0, reason.indexOf(":")) : reason.prefix;
   if (prefix === "auth-required") conn.askAuth();
 }
 
-function checkAuth(ctx: RelayContext, conn: Conn, raw: unknown, now: number) {
+function checkAuth(ctx: RelayContext, conn: Client, raw: unknown, now: number) {
   const e = checkEventShape(raw, { maxTags: 100, maxTagValues: 10, maxContentLength: 1024 });
   if (isReject(e)) return e;
   if (e.kind !== AUTH_KIND) return invalid(`AUTH event must be kind ${AUTH_KIND}`);
@@ -66,7 +64,7 @@ function checkAuth(ctx: RelayContext, conn: Conn, raw: unknown, now: number) {
   return e;
 }
 
-export function handleAuth(ctx: RelayContext, conn: Conn, raw: unknown, now = Date.now() / 1000): void {
+export function handleAuth(ctx: RelayContext, conn: Client, raw: unknown, now = Date.now() / 1000): void {
   const id = (raw as { id?: unknown }).id;
   const r: Reject | { pubkey: string } = checkAuth(ctx, conn, raw, now);
   if (isReject(r)) {

@@ -1,12 +1,14 @@
 // EVENT: shape, time window, expiry, id and signature, then the write policy (lists, proof of
 // work, protected events, AUTH, plugin), then the writer (or straight to live subscribers for
 // ephemeral kinds). The OK goes out only once the outcome is final. Events are taken in batches.
+
+import type { RelayContext } from "../context.ts";
+import { bump } from "../context.ts";
 import { broadcast } from "../fanout/broadcast.ts";
 import { computeId, storedJsonOf } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { checkEventShape } from "../nostr/event.ts";
 import { isEphemeral } from "../nostr/kinds.ts";
-import type { Conn } from "../server/connection.ts";
 import { expirationOf } from "../store/expiration.ts";
 import type { ToWrite } from "../store/writer.ts";
 import type { Verifiable } from "../verify/batch.ts";
@@ -16,8 +18,7 @@ import type { Reject } from "../wire/reasons.ts";
 import { ALREADY_HAVE, error, invalid, isReject } from "../wire/reasons.ts";
 import { writePolicy } from "./access.ts";
 import { AUTH_KIND, challengeFor } from "./auth.ts";
-import type { RelayContext } from "./context.ts";
-import { bump } from "./context.ts";
+import type { Client } from "./client.ts";
 import type { PolicyPlugin } from "./plugin.ts";
 
 export interface AdmitOptions {
@@ -80,7 +81,7 @@ export function admit(
   return ok ? e : BAD_SIG();
 }
 
-function refuse(ctx: RelayContext, conn: Conn, id: string, r: Reject): void {
+function refuse(ctx: RelayContext, conn: Client, id: string, r: Reject): void {
   bump(ctx.counters.eventsRejected, r.prefix);
   challengeFor(conn, r);
   conn.send(okReject(id, r));
@@ -88,7 +89,7 @@ function refuse(ctx: RelayContext, conn: Conn, id: string, r: Reject): void {
 
 /** An EVENT that passed the shape checks, with the JSON of its tags and content. */
 interface Incoming extends Verifiable {
-  conn: Conn;
+  conn: Client;
 }
 
 /**
@@ -104,7 +105,7 @@ export class EventIngest {
   constructor(private readonly ctx: RelayContext) {}
 
   /** Takes one EVENT's event; its OK goes out once its outcome is final. */
-  push(conn: Conn, raw: unknown): void {
+  push(conn: Client, raw: unknown): void {
     const e = admitShape(this.ctx, raw);
     if (isReject(e)) {
       const rawId = (raw as { id?: unknown }).id;
@@ -188,7 +189,7 @@ export class EventIngest {
   }
 
   /** `OK true`, once the cluster stream holds the event too when cluster.okAfter = "stream". */
-  private ok(conn: Conn, id: string, msg: string, serial: number | undefined): void {
+  private ok(conn: Client, id: string, msg: string, serial: number | undefined): void {
     const cluster = this.ctx.cluster;
     if (!cluster?.okAfterStream) return void conn.send(okFrame(id, true, msg));
     void cluster.inStream(id, serial).then((inStream) => {

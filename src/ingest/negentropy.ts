@@ -2,28 +2,20 @@
 // as a REQ and answers the client's first message; NEG-MSG continues; NEG-CLOSE ends. Each
 // session holds its items in memory (capped by negentropy.maxItems), times out when the client
 // goes quiet, and a connection has at most negentropy.maxSessions of them.
+
+import type { RelayContext } from "../context.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { PackedStorage, Responder, sortItems } from "../nostr/negentropy.ts";
-import type { Conn } from "../server/connection.ts";
 import { collectItems } from "../store/neg-items.ts";
 import { negErrFrame, negMsgFrame } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { blocked, closed, isReject } from "../wire/reasons.ts";
 import { readGate, readRule } from "./access.ts";
 import { challengeFor } from "./auth.ts";
-import type { RelayContext } from "./context.ts";
+import type { Client, NegSession } from "./client.ts";
 import { parseFilters } from "./req.ts";
 
-/** One open reconciliation; `codec` is unset while its items are being gathered. */
-export interface NegSession {
-  codec?: Responder;
-  cancelled: boolean;
-  timer?: ReturnType<typeof setTimeout>;
-  /** NEG-MSGs that arrived while the items were being gathered, answered in order after */
-  queued: string[];
-}
-
-export function closeNeg(conn: Conn, subId: string): void {
+export function closeNeg(conn: Client, subId: string): void {
   const s = conn.negs.get(subId);
   if (!s) return;
   s.cancelled = true;
@@ -31,11 +23,11 @@ export function closeNeg(conn: Conn, subId: string): void {
   conn.negs.delete(subId);
 }
 
-export function closeAllNegs(conn: Conn): void {
+export function closeAllNegs(conn: Client): void {
   for (const subId of [...conn.negs.keys()]) closeNeg(conn, subId);
 }
 
-function fail(conn: Conn, subId: string, r: Reject): void {
+function fail(conn: Client, subId: string, r: Reject): void {
   // An auth-required: refusal carries the NIP-42 challenge before it, as a REQ's does.
   challengeFor(conn, r);
   closeNeg(conn, subId);
@@ -43,7 +35,7 @@ function fail(conn: Conn, subId: string, r: Reject): void {
 }
 
 /** (Re)arms the session's idle timer. */
-function touch(ctx: RelayContext, conn: Conn, subId: string, s: NegSession): void {
+function touch(ctx: RelayContext, conn: Client, subId: string, s: NegSession): void {
   clearTimeout(s.timer);
   s.timer = setTimeout(() => {
     if (conn.negs.get(subId) === s) fail(conn, subId, closed("negentropy session timed out"));
@@ -52,7 +44,7 @@ function touch(ctx: RelayContext, conn: Conn, subId: string, s: NegSession): voi
 }
 
 /** Answers one client message; false when the session ended with a NEG-ERR. */
-function answer(conn: Conn, subId: string, codec: Responder, msg: string): boolean {
+function answer(conn: Client, subId: string, codec: Responder, msg: string): boolean {
   let reply: string;
   try {
     reply = codec.reconcile(msg);
@@ -68,7 +60,7 @@ const HEX = /^(?:[0-9a-f]{2})+$/;
 
 export async function handleNegOpen(
   ctx: RelayContext,
-  conn: Conn,
+  conn: Client,
   subId: string,
   rawFilter: unknown,
   initial: string,
@@ -112,7 +104,7 @@ export async function handleNegOpen(
   for (const msg of s.queued.splice(0)) if (!answer(conn, subId, codec, msg)) return;
 }
 
-export function handleNegMsg(ctx: RelayContext, conn: Conn, subId: string, msg: string): void {
+export function handleNegMsg(ctx: RelayContext, conn: Client, subId: string, msg: string): void {
   const s = conn.negs.get(subId);
   if (!s) {
     conn.send(negErrFrame(subId, closed("no negentropy session with this id")));

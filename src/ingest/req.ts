@@ -1,11 +1,13 @@
 // REQ, COUNT and CLOSE: filters are checked at one gate, stored results are sent newest first,
 // then EOSE, then whatever arrived live meanwhile; the subscription stays until CLOSE or replace.
+
+import type { RelayContext } from "../context.ts";
+import { bump } from "../context.ts";
 import { countAnswer } from "../count/answer.ts";
 import { Subscription } from "../fanout/subscription.ts";
 import { log } from "../log.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { parseFilter } from "../nostr/filter.ts";
-import type { Conn } from "../server/connection.ts";
 import type { QueryOptions } from "../store/query.ts";
 import { runQuery } from "../store/query.ts";
 import { closedFrame, countFrame, eoseFrame, eventFrame } from "../wire/frames.ts";
@@ -13,8 +15,7 @@ import type { Reject } from "../wire/reasons.ts";
 import { error, isReject, rateLimited, unsupported } from "../wire/reasons.ts";
 import { mayRead, readGate, readRule } from "./access.ts";
 import { challengeFor } from "./auth.ts";
-import type { RelayContext } from "./context.ts";
-import { bump } from "./context.ts";
+import type { Client } from "./client.ts";
 
 export function parseFilters(ctx: RelayContext, raws: unknown[]): Filter[] | Reject {
   const out: Filter[] = [];
@@ -30,7 +31,7 @@ export function parseFilters(ctx: RelayContext, raws: unknown[]): Filter[] | Rej
 
 function queryOptions(
   ctx: RelayContext,
-  conn: Conn,
+  conn: Client,
   filters: readonly Filter[],
   hwm: number,
   cancelled: () => boolean,
@@ -52,7 +53,7 @@ function queryOptions(
   };
 }
 
-export function closeSubscription(ctx: RelayContext, conn: Conn, subId: string): void {
+export function closeSubscription(ctx: RelayContext, conn: Client, subId: string): void {
   const sub = conn.subs.get(subId);
   if (!sub) return;
   sub.cancelled = true;
@@ -62,7 +63,7 @@ export function closeSubscription(ctx: RelayContext, conn: Conn, subId: string):
 
 export async function handleReq(
   ctx: RelayContext,
-  conn: Conn,
+  conn: Client,
   subId: string,
   raws: unknown[],
 ): Promise<void> {
@@ -120,7 +121,7 @@ export async function handleReq(
 
 export async function handleCount(
   ctx: RelayContext,
-  conn: Conn,
+  conn: Client,
   subId: string,
   raws: unknown[],
 ): Promise<void> {

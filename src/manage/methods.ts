@@ -4,7 +4,7 @@
 // path (the consumers drop the index entries, search postings and counts with it); lifting a
 // ban does not bring removed events back.
 import * as nip19 from "nostr-tools/nip19";
-import type { RelayContext } from "../ingest/context.ts";
+import type { RelayContext } from "../context.ts";
 import { removeAuthor, removeById } from "../store/lifecycle.ts";
 import type { Store } from "../store/store.ts";
 import type { InfoField, ListName, Moderation } from "./moderation.ts";

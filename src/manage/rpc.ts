@@ -1,8 +1,8 @@
 // NIP-86 over HTTP: `POST /` with `Content-Type: application/nostr+json+rpc`, a body
 // `{"method", "params"}`, authorised by NIP-98 (nip98.ts). An unauthorised call gets 401 and
 // `{"error"}`; an unknown method or bad params `{"result": null, "error"}`; success
-// `{"result"}`. http.ts hands such requests here and knows nothing else of them.
-import type { RelayContext } from "../ingest/context.ts";
+// `{"result"}`. The route table (server/routes.ts) hands such requests here.
+import type { RelayContext } from "../context.ts";
 import { log } from "../log.ts";
 import { callMethod, MethodError } from "./methods.ts";
 import { authorize } from "./nip98.ts";
@@ -16,13 +16,9 @@ export const isManagementCall = (req: Request): boolean =>
   req.method === "POST" &&
   (req.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase() === RPC_TYPE;
 
-export async function handleManagement(
-  req: Request,
-  ctx: RelayContext,
-  cors: Record<string, string>,
-): Promise<Response> {
+export async function handleManagement(req: Request, ctx: RelayContext): Promise<Response> {
   const answer = (status: number, body: Record<string, unknown>) =>
-    new Response(JSON.stringify(body), { status, headers: { ...cors, "Content-Type": RPC_TYPE } });
+    new Response(JSON.stringify(body), { status, headers: { "Content-Type": RPC_TYPE } });
   const declared = Number(req.headers.get("content-length") ?? 0);
   if (declared > MAX_BODY_BYTES) return answer(413, { result: null, error: "request body too large" });
   const body = new Uint8Array(await req.arrayBuffer());

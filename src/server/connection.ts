@@ -1,12 +1,12 @@
 // Per-connection state and the only place frames are written to a socket. Sending honours
 // backpressure: bulk answers wait for `drain`; a socket that cannot keep up with live traffic
 // is closed by Bun once its queue passes limits.maxOutboundBytes.
+import { randomBytes } from "node:crypto";
 import type { ServerWebSocket } from "bun";
 import type { Subscription } from "../fanout/subscription.ts";
-import { newChallenge } from "../ingest/auth.ts";
-import type { NegSession } from "../ingest/negentropy.ts";
-import { Meter } from "../ingest/ratelimit.ts";
+import type { Client, NegSession } from "../ingest/client.ts";
 import { authFrame } from "../wire/frames.ts";
+import { Meter } from "./ratelimit.ts";
 
 export interface ConnData {
   conn?: Conn;
@@ -18,7 +18,10 @@ const BULK_HIGH_WATER = 1 << 20;
 
 let nextId = 1;
 
-export class Conn {
+/** A NIP-42 challenge: 16 random bytes, hex. */
+const newChallenge = (): string => randomBytes(16).toString("hex");
+
+export class Conn implements Client {
   readonly id = nextId++;
   readonly subs = new Map<string, Subscription>();
   /** open NIP-77 negentropy sessions */

@@ -1,14 +1,10 @@
-// HTTP on the relay's port: NIP-11 for `Accept: application/nostr+json`, the explorer page
-// otherwise (src/explorer/, with its files and /v0/stats), NIP-86 management calls (src/manage/),
-// NIP-05 names, /metrics, CORS on every answer and preflight. WebSocket upgrades are handled in server.ts.
-import { handleApi } from "../api/routes.ts";
+// HTTP on the relay's port, dispatched through the route table (routes.ts). What every route
+// shares is done here once: OPTIONS preflights, CORS headers on every answer, HEAD as a GET
+// without its body, 404 for an unknown path and 405 for another method.
 import type { Config } from "../config/schema.ts";
-import { explorerPage, explorerRoute } from "../explorer/serve.ts";
-import type { RelayContext } from "../ingest/context.ts";
-import { handleManagement, isManagementCall } from "../manage/rpc.ts";
-import { renderMetrics } from "./metrics.ts";
-import { nip05Document } from "./nip05.ts";
-import { relayInfo } from "./nip11.ts";
+import type { RelayContext } from "../context.ts";
+import type { Route } from "./routes.ts";
+import { ROUTES } from "./routes.ts";
 
 const corsHeaders = (c: Config): Record<string, string> =>
   c["http.cors"]
@@ -20,36 +16,41 @@ const corsHeaders = (c: Config): Record<string, string> =>
       }
     : {};
 
-export function handleHttp(req: Request, ctx: RelayContext): Response | Promise<Response> {
+function matches(r: Route, method: string, path: string, req: Request, c: Config): boolean {
+  if (r.method !== method) return false;
+  const p = typeof r.path === "string" ? r.path : r.path(c);
+  if (r.prefix ? !path.startsWith(p) : path !== p) return false;
+  return r.when === undefined || r.when(req, c);
+}
+
+export async function handleHttp(
+  req: Request,
+  ctx: RelayContext,
+  routes: readonly Route[] = ROUTES,
+): Promise<Response> {
   const c = ctx.config;
   const url = new URL(req.url);
   const cors = corsHeaders(c);
   if (req.method === "OPTIONS") return new Response(null, { status: 204, headers: cors });
-  if (url.pathname === "/" && isManagementCall(req)) return handleManagement(req, ctx, cors);
-  if (req.method !== "GET" && req.method !== "HEAD")
-    return new Response("method not allowed\n", {
-      status: 405,
-      headers: { ...cors, Allow: "GET, HEAD, OPTIONS" },
-    });
-  // HEAD carries what GET would, its Content-Length included.
-  const reply = (body: string, type: string, extra: Record<string, string> = {}) =>
-    new Response(req.method === "HEAD" ? null : body, {
-      status: 200,
-      headers: { ...cors, "Content-Type": type, "Content-Length": `${Buffer.byteLength(body)}`, ...extra },
-    });
-  if (url.pathname === "/") {
-    const wantsInfo = (req.headers.get("accept") ?? "").includes("application/nostr+json");
-    // One URL, two representations chosen by Accept: caches must key on it.
-    return wantsInfo
-      ? reply(JSON.stringify(relayInfo(c, ctx.moderation)), "application/nostr+json", { Vary: "Accept" })
-      : explorerPage(req, c, cors, ctx.moderation);
-  }
-  const explorer = explorerRoute(req, url.pathname, ctx, cors);
-  if (explorer) return explorer;
-  if (/^\/v[01]\//.test(url.pathname) && url.pathname !== "/v0/stats") return handleApi(req, url, ctx, cors);
-  if (url.pathname === "/.well-known/nostr.json")
-    return reply(JSON.stringify(nip05Document(c, url.searchParams.get("name"))), "application/json");
-  if (c["metrics.enabled"] && c["metrics.port"] === 0 && url.pathname === c["metrics.path"])
-    return reply(renderMetrics(ctx), "text/plain; version=0.0.4; charset=utf-8");
-  return new Response("not found\n", { status: 404, headers: cors });
+  const head = req.method === "HEAD";
+  const method = head ? "GET" : req.method;
+  const route = routes.find((r) => matches(r, method, url.pathname, req, c));
+  if (!route)
+    return method === "GET"
+      ? new Response("not found\n", { status: 404, headers: cors })
+      : new Response("method not allowed\n", {
+          status: 405,
+          headers: { ...cors, Allow: "GET, HEAD, OPTIONS" },
+        });
+  const res = await route.handle(req, url, ctx);
+  for (const [k, v] of Object.entries(cors)) res.headers.set(k, v);
+  // Cross-origin scripts may read a validator to revalidate with (the API's, the explorer's files).
+  if ("Access-Control-Allow-Origin" in cors && res.headers.has("ETag"))
+    res.headers.set("Access-Control-Expose-Headers", "ETag");
+  if (!head) return res;
+  // HEAD carries what GET would, its Content-Length included (measured here when a route did not
+  // set it: Bun would otherwise say 0).
+  if (!res.headers.has("Content-Length") && res.body !== null)
+    res.headers.set("Content-Length", `${(await res.arrayBuffer()).byteLength}`);
+  return new Response(null, { status: res.status, headers: res.headers });
 }

@@ -2,7 +2,7 @@
 // accepted and refused by reason, writer batches, verification, queries by index, live
 // subscriptions, queued outbound bytes and memory. Built on request from live counters.
 import type { ClusterStatus } from "../cluster/node.ts";
-import type { RelayContext } from "../ingest/context.ts";
+import type { RelayContext } from "../context.ts";
 
 type Labels = Record<string, string>;
 

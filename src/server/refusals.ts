@@ -1,6 +1,6 @@
 // The periodic line that sums up what the relay refused, by reason, so a flood shows as one
 // line a minute at info instead of one line per frame. Read from the counters /metrics serves.
-import type { Counters } from "../ingest/context.ts";
+import type { Counters } from "../context.ts";
 
 /** Every refusal counted so far, keyed `what.reason` (event.invalid, frame.rate-limited, …). */
 function tally(c: Counters): Record<string, number> {

@@ -1,9 +1,9 @@
 // Bun.serve with one fetch handler (HTTP routes and WebSocket upgrade) and one websocket
 // handler set. Owns sockets and routes parsed frames to the ingest handlers; no storage here.
 import type { Server } from "bun";
+import type { RelayContext } from "../context.ts";
+import { bump } from "../context.ts";
 import { challengeOnConnect, challengeOnFrame, handleAuth } from "../ingest/auth.ts";
-import type { RelayContext } from "../ingest/context.ts";
-import { bump } from "../ingest/context.ts";
 import { EventIngest } from "../ingest/event.ts";
 import type { ClientMessage } from "../ingest/messages.ts";
 import { readFrame } from "../ingest/messages.ts";

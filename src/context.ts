@@ -1,20 +1,24 @@
-// What handlers share: configuration, the store and its writer, the live index and counters.
-import type { Api } from "../api/routes.ts";
-import type { ClusterNode } from "../cluster/node.ts";
-import type { Config } from "../config/schema.ts";
-import type { Derived } from "../derived.ts";
-import type { LiveIndex } from "../fanout/live-index.ts";
-import type { Subscription } from "../fanout/subscription.ts";
-import type { Moderation } from "../manage/moderation.ts";
-import type { Conn } from "../server/connection.ts";
-import type { Expiration } from "../store/expiration.ts";
-import type { Store } from "../store/store.ts";
-import type { Writer } from "../store/writer.ts";
-import type { VerifyPool } from "../verify/pool.ts";
-import type { SchnorrBackend } from "../verify/verify.ts";
-import type { PolicyPlugin } from "./plugin.ts";
-import type { RateLimiter } from "./ratelimit.ts";
+// The composition root's shared state: what startRelay builds and every handler is given
+// (configuration, the store and its writer, the live index, the verifier, moderation, the open
+// connections) and the counters /metrics serves. It sits beside relay.ts, above every layer: a
+// layer names it, and nothing in it imports a layer that imports it back.
+import type { Api } from "./api/start.ts";
+import type { ClusterNode } from "./cluster/node.ts";
+import type { Config } from "./config/schema.ts";
+import type { Derived } from "./derived.ts";
+import type { LiveIndex } from "./fanout/live-index.ts";
+import type { Subscription } from "./fanout/subscription.ts";
+import type { PolicyPlugin } from "./ingest/plugin.ts";
+import type { Moderation } from "./manage/moderation.ts";
+import type { Conn } from "./server/connection.ts";
+import type { RateLimiter } from "./server/ratelimit.ts";
+import type { Expiration } from "./store/expiration.ts";
+import type { Store } from "./store/store.ts";
+import type { Writer } from "./store/writer.ts";
+import type { VerifyPool } from "./verify/pool.ts";
+import type { SchnorrBackend } from "./verify/verify.ts";
 
+/** What /metrics counts, shared by every connection. */
 export interface Counters {
   framesIn: Record<string, number>;
   framesOut: Record<string, number>;

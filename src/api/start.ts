@@ -1,0 +1,46 @@
+// The API's state beside the routes: the counters consumer, the trending window fed by it and the
+// optional relay prober, started once by startRelay.
+import type { Config } from "../config/schema.ts";
+import type { Derived } from "../derived.ts";
+import type { Store } from "../store/store.ts";
+import type { Counters } from "./counters.ts";
+import { Prober } from "./online.ts";
+import { TrendingWindow } from "./trending.ts";
+
+export interface Api {
+  counters: Counters | undefined;
+  trending: TrendingWindow | undefined;
+  prober: Prober | undefined;
+  stop(): void;
+}
+
+/** Called once by startRelay after the indexers are registered and before the writer runs. */
+export function startApi(c: Config, derived: Derived, store: Store): Api {
+  const counters = derived.counters;
+  let trending: TrendingWindow | undefined;
+  let prober: Prober | undefined;
+  if (counters) {
+    trending = new TrendingWindow(c["api.trendingWindowSeconds"], counters);
+    trending.seed(store);
+    counters.listener = trending;
+    if (c["online.probe"]) {
+      prober = new Prober(counters.relays, {
+        intervalSeconds: c["online.intervalSeconds"],
+        concurrency: c["online.concurrency"],
+        ratePerSecond: c["online.ratePerSecond"],
+        timeoutMs: c["online.timeoutMs"],
+        allowPrivate: c["online.allowPrivate"],
+      });
+      prober.start();
+    }
+  }
+  return {
+    counters,
+    trending,
+    prober,
+    stop() {
+      prober?.stop();
+      if (counters) counters.listener = undefined;
+    },
+  };
+}
