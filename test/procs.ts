@@ -106,13 +106,14 @@ export async function metric(url: string, sample: string): Promise<number | unde
 
 /** Waits until `cond` holds (polled), failing with `what` after `ms`. */
 export async function until(
-  what: string,
+  what: string | (() => string),
   cond: () => boolean | Promise<boolean>,
   ms = 20_000,
 ): Promise<void> {
   const end = Date.now() + ms;
   while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${typeof what === "string" ? what : what()}`);
     await Bun.sleep(50);
   }
 }

@@ -14,10 +14,12 @@ import {
   UsageError,
 } from "./data-args.ts";
 
-export const help = `relay delete --filter JSON [--since T] [--until T] [--dry-run] [--data DIR] [--config FILE]
+export const help = `relay delete --filter JSON [--since T] [--until T] [--dry-run] [--batch N] [--data DIR] [--config FILE]
 
 Removes every stored event matching the filter (one NIP-01 filter, no limit or search; '{}'
-matches everything), with all its index entries, in write transactions of 1,000 events.
+matches everything), with all its index entries, in write transactions of N events (--batch,
+default 1,000), oldest first. Each transaction is atomic: an interrupted delete leaves whole
+batches deleted, and running it again finishes the job.
 Prints the id of each deleted event on stdout, oldest first, and the count on stderr.
 
   --dry-run   delete nothing; print the ids and the count that would be deleted
@@ -27,17 +29,20 @@ This is an operator's removal, not a NIP-09 deletion: no tombstone is kept, so t
 event can be published or imported again. Safe while 'relay serve' runs on the same data
 directory: the relay stops serving the deleted events within a second.`;
 
-/** Events removed per write transaction. */
+/** Events removed per write transaction, by default. */
 const CHUNK = 1000;
 
 export async function run(argv: string[]): Promise<number> {
   return guarded("delete", async () => {
     const { flags, config } = commandArgs(argv, {
       booleans: ["dry-run"],
-      options: ["filter", "since", "until"],
+      options: ["filter", "since", "until", "batch"],
       positional: 0,
     });
     if (flags.filter === undefined) throw new UsageError("needs --filter JSON ('{}' matches every event)");
+    const batch = flags.batch === undefined ? CHUNK : Number(flags.batch);
+    if (!Number.isSafeInteger(batch) || batch < 1)
+      throw new UsageError(`--batch must be a positive integer, got '${flags.batch}'`);
     const filter = filterFromFlags(flags);
     const dryRun = flags["dry-run"] !== undefined;
     const { store, finish, close, relayPid } = openForWrite(config, true, "delete");
@@ -59,7 +64,7 @@ export async function run(argv: string[]): Promise<number> {
         await out.write(`${storedId(ev.json)}\n`);
         if (dryRun) continue;
         chunk.push(ev.serial);
-        if (chunk.length >= CHUNK) await commit();
+        if (chunk.length >= batch) await commit();
       }
       if (chunk.length > 0) await commit();
       finish();
