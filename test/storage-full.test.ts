@@ -6,21 +6,25 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { closeStore, openStore } from "../src/store/store.ts";
+import { readWatermark } from "../src/store/consumer.ts";
+import { closeStore, DERIVED_DIR, openStore } from "../src/store/store.ts";
 import { newKey, RawClient, signed, tempDir } from "./harness.ts";
 import { metric, serve, until } from "./procs.ts";
 
 const MIB = 2 ** 20;
 const root = tempDir("relay-full-");
-const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", root]).exitCode === 0;
+const mount = (at: string, size: string): boolean =>
+  Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", at]).exitCode === 0;
+const mounted = mount(root, "24m");
 if (!mounted) console.log("storage-full.test.ts: skipped, cannot mount a tmpfs here (needs root)");
+const inner: string[] = [];
 afterAll(() => {
-  if (mounted) Bun.spawnSync(["umount", "-l", root]);
+  for (const at of [...inner, root]) Bun.spawnSync(["umount", "-l", at]);
   rmSync(root, { recursive: true, force: true });
 });
 
-const free = () => {
-  const s = statfsSync(root);
+const free = (at = root) => {
+  const s = statfsSync(at);
   return s.bavail * s.bsize;
 };
 
@@ -95,6 +99,71 @@ describe.skipIf(!mounted)("a full disk", () => {
     expect(await d.req("search", { search: `fullword${acked.length - 2}` })).toEqual([
       acked[acked.length - 2]!,
     ]);
+    d.close();
+    next.proc.kill("SIGTERM");
+    expect(await next.proc.exited).toBe(0);
+  }, 120_000);
+
+  test("a full derived/ holds back only the derived indexes: events are stored, reads stay exact, and the indexes catch up once there is room", async () => {
+    const dir = join(root, "data2");
+    const derived = join(dir, DERIVED_DIR);
+    mkdirSync(derived, { recursive: true });
+    // derived/ on a filesystem of its own, nearly full from the start; the log has room.
+    expect(mount(derived, "3m")).toBe(true);
+    inner.push(derived);
+    await closeStore(openStore(dir));
+    const filler = join(derived, "filler");
+    writeFileSync(filler, Buffer.alloc(Math.max(0, free(derived) - 256 * 1024)));
+    const relay = await serve(dir);
+    const c = await RawClient.connect(relay.url);
+    const sk = newKey();
+    const author = signed(sk).pubkey;
+    const acked: string[] = [];
+    for (let i = 0; i < 300; i++) {
+      const e = signed(sk, {
+        content: `derivedword${i} ${Array.from({ length: 60 }, (_, j) => `w${i}x${j}`).join(" ")}`,
+        tags: [["t", `topic${i % 7}`]],
+      });
+      expect(await c.publish(e)).toEqual(["OK", e.id, true, ""]);
+      acked.push(e.id);
+    }
+    await until("the derived indexes to fail for lack of room", async () => {
+      return (await metric(relay.url, 'relay_storage_full{store="derived"}')) === 1;
+    });
+    expect(await metric(relay.url, "relay_consumer_failing")).toBe(1);
+    expect(await metric(relay.url, 'relay_storage_full{store="log"}')).toBe(0);
+    // Reads add what the indexes have not applied: still exact.
+    expect((await c.req("a", { authors: [author], limit: 5000 })).sort()).toEqual([...acked].sort());
+    expect((await c.req("t", { "#t": ["topic3"], limit: 5000 })).sort()).toEqual(
+      acked.filter((_, i) => i % 7 === 3).sort(),
+    );
+    expect(await c.req("s", { search: "derivedword299" })).toEqual([acked[299]!]);
+
+    rmSync(filler);
+    await until("the derived indexes to catch up", async () => {
+      return (
+        (await metric(relay.url, "relay_consumer_failing")) === 0 &&
+        (await metric(relay.url, 'relay_consumer_lag_events{consumer="indexes"}')) === 0
+      );
+    });
+    expect(await metric(relay.url, 'relay_storage_full{store="derived"}')).toBe(0);
+    c.close();
+    relay.proc.kill("SIGTERM");
+    expect(await relay.proc.exited).toBe(0);
+    expect(relay.stdout()).toContain("consumers: applying again after");
+
+    // The indexes on disk now cover the whole log, and a restart serves the same.
+    const s = openStore(dir);
+    try {
+      for (const name of ["indexes", "search"])
+        expect([name, readWatermark(s, name)?.serial]).toEqual([name, s.lastSerial]);
+    } finally {
+      await closeStore(s);
+    }
+    const next = await serve(dir);
+    const d = await RawClient.connect(next.url);
+    expect((await d.req("a", { authors: [author], limit: 5000 })).sort()).toEqual([...acked].sort());
+    expect(await d.req("s", { search: "derivedword0" })).toEqual([acked[0]!]);
     d.close();
     next.proc.kill("SIGTERM");
     expect(await next.proc.exited).toBe(0);
