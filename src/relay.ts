@@ -80,6 +80,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
   const derived = openDerived(store, config, {
     thread: config["consumers.thread"],
     log: (line) => log.info(line),
+    logError: (line) => log.error(line),
   });
   const { expiration, runner } = derived;
   const live = new LiveIndex<Subscription>(derived.search ? matchSearch : undefined);

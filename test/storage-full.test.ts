@@ -151,6 +151,10 @@ describe.skipIf(!mounted)("a full disk", () => {
     relay.proc.kill("SIGTERM");
     expect(await relay.proc.exited).toBe(0);
     expect(relay.stdout()).toContain("consumers: applying again after");
+    // The failure is one line (then one a minute), however often the batch was tried.
+    const failures = relay.stderr().split("\n");
+    expect(failures.filter((l) => l.includes("consumers: could not apply a batch")).length).toBe(1);
+    expect(failures.filter((l) => l.includes("consumers: still failing")).length).toBe(0);
 
     // The indexes on disk now cover the whole log, and a restart serves the same.
     const s = openStore(dir);

@@ -15,7 +15,7 @@
 import { join } from "node:path";
 import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
 import { readWatermark, writeWatermark } from "../store/consumer.ts";
-import { commitCause, fullReason } from "../store/full.ts";
+import { commitCause, FullState, fullReason } from "../store/full.ts";
 import type { Removal } from "../store/removals.ts";
 import { removalsAfter, trimRemovals } from "../store/removals.ts";
 import type { HighWater } from "../store/serials.ts";
@@ -102,6 +102,8 @@ export interface RunnerOptions {
   /** apply as soon as this many events wait */
   batch: number;
   log?: (line: string) => void;
+  /** where failures go (default: `log`) */
+  logError?: (line: string) => void;
   /** applies generations elsewhere (a worker thread); default: in this thread */
   applier?: Applier;
 }
@@ -145,6 +147,8 @@ export class ConsumerRunner {
   private diskSerial = 0;
   /** why the last batch failed, while the consumers cannot apply (a full disk); else undefined */
   failure: { reason: string; full: boolean; since: number; loggedAt: number } | undefined;
+  /** free space of derived/ when a batch failed for lack of room, to know when to try again */
+  private readonly room: FullState;
   /** batches that failed to apply since start */
   failedBatches = 0;
   private readonly log: (line: string) => void;
@@ -156,6 +160,7 @@ export class ConsumerRunner {
     private readonly o: RunnerOptions,
   ) {
     this.log = o.log ?? console.log;
+    this.room = new FullState(join(store.path, DERIVED_DIR));
     store.logRemovals = consumers.length > 0;
     this.open = new Gen(1, consumers, store.lastSerial, store.lastRemoval);
     this.applier = o.applier ?? new InThreadApplier(store, consumers);
@@ -388,6 +393,8 @@ export class ConsumerRunner {
     }
     const g = this.sealed[0];
     if (!g) return Promise.resolve();
+    // No room in derived/: wait for more free space (or RETRY_MS) instead of failing each tick.
+    if (this.failure?.full && !this.room.shouldTry()) return Promise.resolve();
     // A listener must hear of every batch, whether or not a reader asked for its view in time.
     this.consumers.forEach((c, i) => {
       if (c.listening) this.viewOf(g, i);
@@ -419,6 +426,7 @@ export class ConsumerRunner {
           `consumers: applying again after ${seconds} s of failures, ${this.lagEvents()} events to catch up`,
         );
         this.failure = undefined;
+        this.room.cleared();
       }
       this.diskSerial = g.maxSerial;
       this.batches++;
@@ -450,11 +458,12 @@ export class ConsumerRunner {
     const now = Date.now();
     const was = this.failure;
     this.failure = { reason, full, since: was?.since ?? now, loggedAt: was?.loggedAt ?? 0 };
+    if (full) this.room.failed(reason, now);
     this.failedBatches++;
     if (now - this.failure.loggedAt < FAILURE_LOG_MS) return;
     this.failure.loggedAt = now;
     const what = full ? `storage full: ${reason}` : reason;
-    this.log(
+    (this.o.logError ?? this.log)(
       was
         ? `consumers: still failing since ${new Date(was.since).toISOString()}, ${this.lagEvents()} events waiting: ${what}`
         : `consumers: could not apply a batch of ${events} events, trying again: ${what}`,
