@@ -17,11 +17,24 @@ const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> 
   import: { about: "load JSONL events (strfry/nostream export)", load: () => import("./cli/import.ts") },
   export: { about: "write stored events as JSONL, oldest first", load: () => import("./cli/export.ts") },
   stats: { about: "event counts by kind, database sizes", load: () => import("./cli/stats.ts") },
-  compact: { about: "write a compacted copy of the data (backup)", load: () => import("./cli/compact.ts") },
+  compact: { about: "write a compacted copy of the data", load: () => import("./cli/compact.ts") },
+  backup: {
+    about: "write a consistent copy of the data while serving",
+    load: () => import("./cli/backup.ts"),
+  },
+  check: {
+    about: "verify (and --repair) events against their indexes",
+    load: () => import("./cli/check.ts"),
+  },
   delete: { about: "remove stored events matching a filter", load: () => import("./cli/delete.ts") },
   reindex: {
     about: "rebuild derived indexes (search, counters) from stored events",
     load: () => import("./cli/reindex.ts"),
+  },
+  sync: { about: "reconcile with any relay by negentropy (NIP-77)", load: () => import("./cli/sync.ts") },
+  stream: {
+    about: "mirror new events live to and from another relay",
+    load: () => import("./cli/stream.ts"),
   },
   req: { about: "query any relay: one REQ, events as JSONL", load: () => import("./cli/req.ts") },
   publish: { about: "sign and send an event to any relay", load: () => import("./cli/publish.ts") },

@@ -4,6 +4,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { startApi } from "./api/routes.ts";
+import { ClusterNode } from "./cluster/node.ts";
 import { ConfigError } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { openDerived } from "./derived.ts";
@@ -101,8 +102,11 @@ function startLocked(config: Config, unlock: () => void): Relay {
       // The consumers' views first: a subscriber told of an event can search for it at once.
       runner.committed(stored, removed, high);
       for (const s of stored) broadcast(live, s.event, s.json, s.serial);
+      cluster?.committed(stored);
     },
   );
+  // Set once the port is known (the default node id names it); nothing connects without a URL.
+  let cluster: ClusterNode | undefined;
   runner.start();
   const ctx: RelayContext = {
     config,
@@ -137,6 +141,11 @@ function startLocked(config: Config, unlock: () => void): Relay {
   const conns = ctx.conns;
   const port = server.port ?? config.port;
   isOwnUrl = ownUrlCheck(config.host, port, () => ctx.config.publicUrl);
+  if (config["cluster.natsUrl"]) {
+    cluster = new ClusterNode(config, store, writer, (e, json) => broadcast(live, e, json), port);
+    ctx.cluster = cluster;
+    cluster.start();
+  }
   const summarySeconds = config["log.summarySeconds"];
   const refusals = new RefusalSummary(ctx.counters);
   const host = server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname;
@@ -173,6 +182,9 @@ function startLocked(config: Config, unlock: () => void): Relay {
         metricsServer?.stop(true);
         for (const conn of conns) conn.close(1001, "relay shutting down");
         await verifyPool.close();
+        // No more stream messages for the writer; what it commits after this is appended after
+        // the next start (it lies above the saved watermark).
+        await cluster?.stop();
         await writer.drain();
         await runner.stop();
         await closeStore(store);

@@ -21,9 +21,18 @@ afterAll(async () => {
 
 const signer = (sk: Uint8Array) => async (t: EventTemplate) => finalizeEvent(t, sk);
 
+/**
+ * The connection's challenge. A relay that requires nothing sends none until an answer is
+ * auth-required:, so it is asked for as clients do: a REQ for a restricted kind (DMs).
+ */
+async function challengeOf(c: RawClient): Promise<string> {
+  if (!c.frames.some((f) => f[0] === "AUTH")) c.send(["REQ", "want-auth", { kinds: [4] }]);
+  return (await c.next((f) => f[0] === "AUTH"))[1] as string;
+}
+
 /** Answers the relay's challenge over a raw client. */
 async function auth(c: RawClient, sk: Uint8Array, url: string, over: Partial<EventTemplate> = {}) {
-  const challenge = (await c.next((f) => f[0] === "AUTH"))[1] as string;
+  const challenge = await challengeOf(c);
   const e = finalizeEvent(
     {
       kind: 22242,
@@ -43,9 +52,14 @@ async function auth(c: RawClient, sk: Uint8Array, url: string, over: Partial<Eve
 }
 
 describe("NIP-42 AUTH", () => {
-  test("the relay sends a challenge on connect and accepts a correct answer", async () => {
+  test("with default settings a REQ for a restricted kind gets the challenge before its CLOSED, and a correct answer is accepted", async () => {
     const r = start();
     const c = await RawClient.connect(r.url);
+    expect(await c.req("notes", { kinds: [1] })).toEqual([]);
+    c.send(["REQ", "dms", { kinds: [4] }]);
+    await c.next((f) => f[0] === "CLOSED");
+    expect(c.frames.map((f) => f[0])).toEqual(["EOSE", "AUTH", "CLOSED"]);
+    expect(String(c.frames[2]![2])).toStartWith("auth-required: ");
     expect(await auth(c, newKey(), r.url)).toMatchObject(["OK", expect.any(String), true, ""]);
     c.close();
   });
@@ -76,7 +90,7 @@ describe("NIP-42 AUTH", () => {
     test(`an answer with ${what} is refused with OK false invalid:`, async () => {
       const r = start();
       const c = await RawClient.connect(r.url);
-      const challenge = (await c.next((f) => f[0] === "AUTH"))[1] as string;
+      const challenge = await challengeOf(c);
       const ok = await auth(c, newKey(), r.url, over(r.url, challenge));
       expect(ok[2]).toBe(false);
       expect(String(ok[3])).toStartWith("invalid: ");
@@ -92,6 +106,38 @@ describe("NIP-42 AUTH", () => {
     expect(await c.req("kinds", { kinds: [22242] })).toEqual([]);
     expect(c.frames.filter((f) => f[0] === "EVENT").length).toBe(0);
     c.close();
+  });
+
+  test("a kind 22242 event sent with EVENT is refused invalid:, neither relayed to a subscriber nor stored", async () => {
+    const r = start();
+    const watcher = await RawClient.connect(r.url);
+    await watcher.req("w", { kinds: [22242] }, { kinds: [20001] });
+    const c = await RawClient.connect(r.url);
+    const e = finalizeEvent(
+      {
+        kind: 22242,
+        created_at: now(),
+        tags: [
+          ["relay", r.url],
+          ["challenge", await challengeOf(c)],
+        ],
+        content: "",
+      },
+      newKey(),
+    );
+    const ok = await c.publish(e);
+    expect(ok[2]).toBe(false);
+    expect(String(ok[3])).toStartWith("invalid: ");
+    // An ephemeral event sent after it reaches the watcher; the AUTH event would have come first.
+    const after = signed(newKey(), { kind: 20001 });
+    expect((await c.publish(after))[2]).toBe(true);
+    await watcher.next((f) => f[0] === "EVENT");
+    expect(watcher.frames.filter((f) => f[0] === "EVENT").map((f) => (f[2] as { id: string }).id)).toEqual([
+      after.id,
+    ]);
+    expect(await c.req("stored", { kinds: [22242] })).toEqual([]);
+    expect(await c.req("by-id", { ids: [e.id] })).toEqual([]);
+    for (const x of [watcher, c]) x.close();
   });
 
   test("with auth.writes, nostr-tools' pool authenticates by itself after auth-required and publishes", async () => {
@@ -262,9 +308,9 @@ describe("NIP-70 protected events", () => {
     await rel.auth(signer(newKey()));
     await expect(rel.publish(e)).rejects.toThrow(/^auth-required: /);
     rel.close();
+    // The refusal carries the challenge, as it does for any client that has not authenticated.
     const author = await Relay.connect(r.url);
-    for (let i = 0; i < 100 && !(author as unknown as { challenge?: string }).challenge; i++)
-      await Bun.sleep(5);
+    await expect(author.publish(e)).rejects.toThrow(/^auth-required: /);
     await author.auth(signer(sk));
     expect(await author.publish(e)).toBe("");
     author.close();

@@ -289,6 +289,91 @@ describe("relay publish", () => {
   );
 });
 
+describe("relay req and relay publish with NIP-42 AUTH", () => {
+  test(
+    "publish authenticates with its key on auth-required:, sends the event again and exits 0",
+    async () => {
+      const r = started({ "auth.writes": "true" });
+      const sk = newKey();
+      const res = await relay(["publish", r.url, "--content", "authenticated"], {
+        env: { RELAY_NSEC: nsecEncode(sk) },
+      });
+      expect(res.err).toBe("");
+      expect(res.code).toBe(0);
+      const id = /^OK ([0-9a-f]{64}) true\n$/.exec(res.out)?.[1];
+      expect(id).toBeDefined();
+      const c = await RawClient.connect(r.url);
+      expect(await c.req("mine", { authors: [getPublicKey(sk)] })).toEqual([id!]);
+      c.close();
+    },
+    SLOW,
+  );
+
+  test(
+    "publish --event-file authenticates with --nsec-file, and without a key prints the refusal and exits 1",
+    async () => {
+      const r = started({ "auth.writes": "true" });
+      const d = tempDir("relay-cli-client-");
+      dirs.push(d);
+      const keyFile = join(d, "key");
+      writeFileSync(keyFile, nsecEncode(newKey()), { mode: 0o600 });
+      const e = signed(newKey(), { content: "signed elsewhere" });
+      const without = await relay(["publish", r.url, "--event-file", "-"], { stdin: JSON.stringify(e) });
+      expect(without.code).toBe(1);
+      expect(without.out).toStartWith(`OK ${e.id} false auth-required: `);
+      expect(without.err).toContain("RELAY_NSEC");
+      const res = await relay(["publish", r.url, "--event-file", "-", "--nsec-file", keyFile], {
+        stdin: JSON.stringify(e),
+      });
+      expect(res.code).toBe(0);
+      expect(res.out).toBe(`OK ${e.id} true\n`);
+    },
+    SLOW,
+  );
+
+  test(
+    "req on an auth.reads relay authenticates with RELAY_NSEC, gets its events and exits 0; without a key exits 1",
+    async () => {
+      const r = started({ "auth.reads": "true" });
+      const sk = newKey();
+      const e = signed(sk, { content: "members only" });
+      const c = await RawClient.connect(r.url);
+      expect((await c.publish(e))[2]).toBe(true);
+      c.close();
+      const res = await relay(["req", r.url, '{"kinds":[1]}'], { env: { RELAY_NSEC: nsecEncode(newKey()) } });
+      expect(res.err).toBe("");
+      expect(res.code).toBe(0);
+      expect(ids(res.out)).toEqual([e.id]);
+      const without = await relay(["req", r.url, '{"kinds":[1]}']);
+      expect(without.code).toBe(1);
+      expect(without.out).toBe("");
+      expect(without.err).toContain("CLOSED auth-required: ");
+      expect(without.err).toContain("RELAY_NSEC");
+    },
+    SLOW,
+  );
+
+  test(
+    "req for a restricted kind authenticates and gets only the DMs its key may read",
+    async () => {
+      const r = started();
+      const author = newKey();
+      const recipient = newKey();
+      const dm = signed(author, { kind: 4, tags: [["p", getPublicKey(recipient)]], content: "secret" });
+      const other = signed(author, { kind: 4, tags: [["p", getPublicKey(newKey())]], content: "not yours" });
+      const c = await RawClient.connect(r.url);
+      for (const x of [dm, other]) expect((await c.publish(x))[2]).toBe(true);
+      c.close();
+      const res = await relay(["req", r.url, '{"kinds":[4]}'], {
+        env: { RELAY_NSEC: nsecEncode(recipient) },
+      });
+      expect(res.code).toBe(0);
+      expect(ids(res.out)).toEqual([dm.id]);
+    },
+    SLOW,
+  );
+});
+
 describe("relay doctor", () => {
   test(
     "reports a healthy relay's NIP-11 document and REQ round trip time, and exits 0",
@@ -332,10 +417,10 @@ describe("relay doctor", () => {
   );
 
   test(
-    "reports connection refused and exits 2 on a port where the relay has stopped",
+    "reports connection refused and exits 1 on a port where the relay has stopped",
     async () => {
       const res = await relay(["doctor", `ws://127.0.0.1:${await closedPort()}`]);
-      expect(res.code).toBe(2);
+      expect(res.code).toBe(1);
       expect(res.out).toContain("connection refused: relay down or firewall blocks the port");
       expect(res.out).toContain("verdict: unreachable");
     },
@@ -387,7 +472,7 @@ describe("relay doctor", () => {
   );
 
   test(
-    "reports a TLS error and exits 2 when the certificate is not trusted",
+    "reports a TLS error and exits 1 when the certificate is not trusted",
     async () => {
       const server = Bun.serve({
         hostname: "127.0.0.1",
@@ -397,7 +482,7 @@ describe("relay doctor", () => {
       });
       try {
         const res = await relay(["doctor", `wss://127.0.0.1:${server.port}`]);
-        expect(res.code).toBe(2);
+        expect(res.code).toBe(1);
         expect(res.out).toMatch(/fail {2}tls {8}TLS error: /);
       } finally {
         server.stop(true);
@@ -407,12 +492,12 @@ describe("relay doctor", () => {
   );
 
   test(
-    "reports a timeout and exits 2 when the port accepts connections but never answers",
+    "reports a timeout and exits 1 when the port accepts connections but never answers",
     async () => {
       const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
       try {
         const res = await relay(["doctor", `ws://127.0.0.1:${silent.port}`, "--timeout", "0.5"]);
-        expect(res.code).toBe(2);
+        expect(res.code).toBe(1);
         expect(res.out).toContain("no HTTP answer in time");
         expect(res.out).toContain("timeout: the relay is overloaded or unreachable");
       } finally {
@@ -423,11 +508,17 @@ describe("relay doctor", () => {
   );
 
   test(
-    "exits 64 for a missing or malformed URL and bad options",
+    "exits 2, like the other commands, for a missing or malformed URL and bad options",
     async () => {
-      for (const args of [[], ["ftp://127.0.0.1/"], ["ws://127.0.0.1:1", "--timeout", "soon"]]) {
+      const bad = [
+        [],
+        ["ftp://127.0.0.1/"],
+        ["ws://127.0.0.1:1", "--timeout", "soon"],
+        ["ws://127.0.0.1:1", "--timeout"],
+      ];
+      for (const args of bad) {
         const res = await relay(["doctor", ...args]);
-        expect(res.code, args.join(" ")).toBe(64);
+        expect(res.code, args.join(" ")).toBe(2);
         expect(res.err).toStartWith("relay doctor: ");
       }
     },

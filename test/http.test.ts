@@ -24,7 +24,7 @@ describe("NIP-11", () => {
     const doc = (await r.json()) as Record<string, unknown>;
     expect(doc.name).toBe("test relay");
     expect(doc.contact).toBe("mailto:op@example.org");
-    expect(doc.supported_nips).toEqual([1, 9, 11, 40, 42, 45, 50, 62, 70]);
+    expect(doc.supported_nips).toEqual([1, 9, 11, 40, 42, 45, 50, 62, 70, 77]);
     expect(doc.software).toBe("bunstr-relay");
     expect(typeof doc.version).toBe("string");
     expect(doc.limitation).toMatchObject({

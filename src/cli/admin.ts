@@ -5,7 +5,7 @@ import * as nip98 from "nostr-tools/nip98";
 import { finalizeEvent } from "nostr-tools/pure";
 import { parseArgs, UsageError } from "./args.ts";
 import { guarded, IoError } from "./data-args.ts";
-import { secretKey } from "./publish.ts";
+import { secretKey } from "./nip42.ts";
 import { timeoutMs } from "./ws-client.ts";
 
 export const help = `relay admin URL METHOD [PARAMS...] [--nsec-file F] [--timeout S]

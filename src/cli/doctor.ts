@@ -23,8 +23,9 @@ Diagnoses the relay at URL (ws:// or wss://) step by step, as a client meets it:
   --timeout S   seconds allowed for each step (default 5)
   --json        print the report as one JSON object instead of text
 
-Exit status: 0 healthy, 1 reachable but degraded (no NIP-11 document, REQ refused, very
-slow), 2 unreachable (DNS, connection, TLS or WebSocket failure, timeout), 64 bad arguments.`;
+Exit status, as for the other commands: 0 healthy; 1 unhealthy, whether reachable but degraded
+(no NIP-11 document, REQ refused, very slow) or unreachable (DNS, connection, TLS or WebSocket
+failure, timeout), as the verdict line (or "verdict" in --json) says; 2 bad arguments.`;
 
 /** A REQ round trip slower than this is reported as degraded. */
 const SLOW_MS = 2000;
@@ -59,8 +60,9 @@ export async function run(argv: string[]): Promise<number> {
     wait = timeoutMs(timeout, 5);
     json = jsonFlag !== undefined;
   } catch (e) {
+    // Everything above only reads arguments: any failure is a usage error.
     console.error(`relay doctor: ${(e as Error).message}`);
-    return 64;
+    return 2;
   }
   const report = await diagnose(url, wait);
   console.log(json ? JSON.stringify(report) : text(report));
@@ -77,7 +79,7 @@ export async function diagnose(url: URL, wait: number): Promise<Report> {
       : report.checks.some((c) => c.status === "warn")
         ? 1
         : 0;
-    report.exit = worst;
+    report.exit = worst === 0 ? 0 : 1;
     report.verdict = (["healthy", "degraded", "unreachable"] as const)[worst];
     return report;
   };

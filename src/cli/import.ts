@@ -4,19 +4,13 @@
 
 import { createReadStream, statSync } from "node:fs";
 import type { Config } from "../config/schema.ts";
-import type { Derived } from "../derived.ts";
-import { admit } from "../ingest/event.ts";
-import { Moderation } from "../manage/moderation.ts";
 import { storedJson } from "../nostr/canonical.ts";
 import { isEphemeral } from "../nostr/kinds.ts";
-import { ownUrlCheck } from "../nostr/relay-url.ts";
-import type { Store } from "../store/store.ts";
 import type { WriteOutcome } from "../store/writer.ts";
-import { Writer } from "../store/writer.ts";
-import type { BackendPreference } from "../verify/select.ts";
-import { chooseBackend } from "../verify/select.ts";
 import { isReject, reasonText } from "../wire/reasons.ts";
-import { commandArgs, fmtBytes, fmtInt, guarded, IoError, openForWrite, UsageError } from "./data-args.ts";
+import { commandArgs, fmtBytes, fmtInt, guarded, IoError, UsageError } from "./data-args.ts";
+import type { LocalWriter } from "./local-writer.ts";
+import { openLocalWriter } from "./local-writer.ts";
 import { Progress, progressEvery } from "./progress.ts";
 
 export const help = `relay import [FILE|-] [--no-verify] [--json] [--quiet] [--progress-every S] [--data DIR] [--config FILE]
@@ -149,11 +143,11 @@ export async function run(argv: string[]): Promise<number> {
     if (positional[0] === undefined && process.stdin.isTTY)
       throw new UsageError("give FILE, or '-' to read standard input (it is a terminal)");
     const { input, size, source } = openInput(positional[0] ?? "-");
-    const { store, derived, finish, close } = openForWrite(config, false, "import");
+    const local = openLocalWriter(config, "import");
     try {
-      return await load(config, flags, store, derived, finish, input, size, source);
+      return await load(config, flags, local, input, size, source);
     } finally {
-      await close();
+      await local.close();
     }
   });
 }
@@ -161,35 +155,15 @@ export async function run(argv: string[]): Promise<number> {
 async function load(
   config: Config,
   flags: Record<string, string>,
-  store: Store,
-  derived: Derived,
-  finish: () => void,
+  local: LocalWriter,
   input: AsyncIterable<Uint8Array>,
   size: number | undefined,
   source: string,
 ): Promise<number> {
-  // The same writer as the server's: duplicates, replaceable rules, NIP-09 deletions, and NIP-62
-  // requests that name this relay (its listening address or publicUrl), and the bans made
-  // through NIP-86. Its commits feed the derived indexes, which apply them in batches as the
-  // server's do.
-  const moderation = new Moderation(store);
-  const writer = new Writer(
-    store,
-    {
-      maxBatch: config["writer.maxBatch"],
-      isOwnUrl: ownUrlCheck(config.host, config.port, () => config.publicUrl),
-      refuse: (e) => moderation.banned(e),
-    },
-    (stored, removed, high) => derived.runner.committed(stored, removed, high),
-  );
-  // Imports bring archives: the past limit is for live traffic; the future limit still holds.
-  // libsecp256k1 when present (about 8x faster than noble), as the server chooses it.
-  const { backend } = chooseBackend(
-    config["verify.backend"] as BackendPreference,
-    config["verify.libraryPath"] || undefined,
-  );
-  const checks = { config: { ...config, "limits.createdAtPastSeconds": 0 }, verifier: backend };
-  const admitOptions = { noVerify: flags["no-verify"] !== undefined };
+  // The same writer as the server's (local-writer.ts): duplicates, replaceable rules, NIP-09
+  // deletions, NIP-62 requests that name this relay, and the bans made through NIP-86.
+  const writer = local.writer;
+  const noVerify = flags["no-verify"] !== undefined;
   const sum: Summary = {
     source,
     lines: 0,
@@ -276,7 +250,7 @@ async function load(
         note(invalidShown, line, `invalid: not JSON (${(e as Error).message})`);
         continue;
       }
-      const e = admit(checks, raw, Date.now() / 1000, admitOptions);
+      const e = local.check(raw, noVerify);
       if (isReject(e)) {
         // Refused like a live EVENT, but not a defect of the file: it would be purged at once.
         if (e.message === EXPIRED) {
@@ -304,8 +278,6 @@ async function load(
   }
   await Promise.all([inFlight, ...pending]);
   await writer.drain();
-  await derived.runner.stop();
-  finish();
   process.off("SIGINT", interrupt);
   process.off("SIGTERM", interrupt);
   progress.done();

@@ -1,14 +1,13 @@
 // `relay publish`: sign an event (or take an already signed one) and send it to any relay, printing
 // the relay's OK answer, for testing a relay's write rules or posting operator announcements.
 import { readFileSync } from "node:fs";
-import { hexToBytes } from "@noble/hashes/utils.js";
-import * as nip19 from "nostr-tools/nip19";
 import { finalizeEvent } from "nostr-tools/pure";
 import { parseArgs, takeRepeated } from "./args.ts";
+import { asksAuth, authenticate, optionalSecretKey, secretKey } from "./nip42.ts";
 import { ConnectError, RelaySocket, relayUrl, timeoutMs, UsageError } from "./ws-client.ts";
 
 export const help = `relay publish URL [--kind K] [--content TEXT] [--tag name,value,...]... [--nsec-file F]
-relay publish URL --event-file F|-
+relay publish URL --event-file F|- [--nsec-file F]
 
 Sends one event to the relay at URL (ws:// or wss://) and prints its answer as
 'OK <id> true|false <message>'.
@@ -23,10 +22,14 @@ kept in shell history and shown in the process list.
 The second form sends an already signed event, one JSON object read from the file F or, with
 '-', from standard input, as it is: the relay decides whether it is valid.
 
+When the relay answers auth-required: (NIP-42), the command authenticates with the same secret
+key (RELAY_NSEC or --nsec-file; with --event-file, only if one is given) and sends the event
+once more.
+
   --timeout S   seconds to wait for the connection and the OK (default 10)
 
-Exit status: 0 when the relay answers OK true, 1 for OK false, no answer in time or a failed
-connection, 2 for bad arguments (no secret key, a bad nsec, an unreadable event file).`;
+Exit status: 0 when the relay answers OK true, 1 for OK false (auth-required: included, when no
+key is given or AUTH is refused), no answer in time or a failed connection, 2 for bad arguments (no secret key, a bad nsec, an unreadable event file).`;
 
 /** Flags someone may try for the key; each is refused with the reason rather than "unknown option". */
 const KEY_FLAGS = ["nsec", "sec", "secret", "key", "private-key", "privkey"];
@@ -47,6 +50,8 @@ interface Options {
   url: URL;
   event: { id: string } & Record<string, unknown>;
   timeoutMs: number;
+  /** the key that answers a NIP-42 challenge, if any */
+  authKey: Uint8Array | undefined;
 }
 
 async function options(argv: string[]): Promise<Options> {
@@ -81,10 +86,9 @@ async function options(argv: string[]): Promise<Options> {
       kind !== undefined && "--kind",
       content !== undefined && "--content",
       tagArgs.length > 0 && "--tag",
-      nsecFile !== undefined && "--nsec-file",
     ].find(Boolean);
     if (clash) throw new UsageError(`--event-file sends a signed event as it is; ${clash} does not apply`);
-    return { url, event: await readEvent(eventFile), timeoutMs: wait };
+    return { url, event: await readEvent(eventFile), timeoutMs: wait, authKey: optionalSecretKey(nsecFile) };
   }
   const secret = secretKey(nsecFile);
   const event = finalizeEvent(
@@ -96,39 +100,7 @@ async function options(argv: string[]): Promise<Options> {
     },
     secret,
   );
-  return { url, event: event as unknown as Options["event"], timeoutMs: wait };
-}
-
-/** The secret key from --nsec-file or RELAY_NSEC (nsec1... or hex); shared with `relay admin`. */
-export function secretKey(nsecFile: string | undefined): Uint8Array {
-  let text: string;
-  let where: string;
-  if (nsecFile !== undefined) {
-    try {
-      text = readFileSync(nsecFile, "utf8");
-    } catch (e) {
-      throw new UsageError(`cannot read --nsec-file ${nsecFile}: ${(e as NodeJS.ErrnoException).code ?? e}`);
-    }
-    where = `--nsec-file ${nsecFile}`;
-  } else {
-    const env = process.env.RELAY_NSEC;
-    if (env === undefined || env.trim() === "") {
-      throw new UsageError("no secret key: set RELAY_NSEC (nsec1... or hex) or give --nsec-file F");
-    }
-    text = env;
-    where = "RELAY_NSEC";
-  }
-  const key = text.trim();
-  // The key itself is never echoed: the message names where it came from.
-  if (/^[0-9a-f]{64}$/i.test(key)) return hexToBytes(key.toLowerCase());
-  if (key.startsWith("nsec1")) {
-    try {
-      const d = nip19.decode(key as `nsec1${string}`);
-      if (d.type === "nsec" && d.data.length === 32) return d.data;
-    } catch {}
-    throw new UsageError(`the nsec in ${where} is not valid (bad checksum or length)`);
-  }
-  throw new UsageError(`${where} must hold an nsec1... key or 64 hex characters`);
+  return { url, event: event as unknown as Options["event"], timeoutMs: wait, authKey: secret };
 }
 
 function kindOf(value: string | undefined): number {
@@ -188,6 +160,7 @@ async function publish(o: Options): Promise<number> {
     console.error(`relay publish: ${o.url.href}: ${e.message}`);
     return 1;
   }
+  let authenticated = false;
   try {
     sock.send(["EVENT", o.event]);
     for (;;) {
@@ -204,6 +177,19 @@ async function publish(o: Options): Promise<number> {
       const [verb, a, b, c] = got.frame;
       if (verb === "NOTICE") console.error(`NOTICE ${String(a)}`);
       else if (verb === "OK" && a === o.event.id) {
+        // auth-required: authenticate with the key, then send the event once more.
+        if (b !== true && asksAuth(c) && o.authKey && !authenticated) {
+          authenticated = true;
+          const failed = await authenticate(sock, o.url, o.authKey, deadline, (n) =>
+            console.error(`NOTICE ${n}`),
+          );
+          if (failed === undefined) {
+            sock.send(["EVENT", o.event]);
+            continue;
+          }
+          console.error(`relay publish: ${failed}`);
+        } else if (b !== true && asksAuth(c) && !o.authKey)
+          console.error("relay publish: the relay asks for NIP-42 AUTH: set RELAY_NSEC or give --nsec-file");
         console.log(`OK ${a} ${b === true} ${String(c ?? "")}`.trimEnd());
         return b === true ? 0 : 1;
       }

@@ -1,9 +1,10 @@
 // `relay req`: one REQ to any relay, the events it answers printed as JSONL (the format `relay
 // import` reads), for checking what a relay holds or watching what it receives.
 import { parseArgs, stdoutDrained } from "./args.ts";
+import { asksAuth, authenticate, optionalSecretKey } from "./nip42.ts";
 import { ConnectError, RelaySocket, relayUrl, timeoutMs, UsageError } from "./ws-client.ts";
 
-export const help = `relay req URL FILTER... [--timeout S] [--stream]
+export const help = `relay req URL FILTER... [--timeout S] [--stream] [--nsec-file F]
 
 Sends one REQ with the given filters to the relay at URL (ws:// or wss://), each FILTER one JSON
 object argument, e.g. '{"kinds":[1],"limit":10}', and prints every event received as one JSON
@@ -13,8 +14,11 @@ or the --timeout. NOTICE and CLOSED messages from the relay go to stderr.
   --timeout S   seconds to wait for EOSE (default 10); with --stream, how long to stream
                 (default: until Ctrl-C)
   --stream      keep the subscription open after EOSE
+  --nsec-file F the secret key (nsec1... or hex) to authenticate with (NIP-42) when the relay
+                answers auth-required:; without it, the one in RELAY_NSEC if set
 
-Exit status: 0 at EOSE (or at the end of a stream), 1 when the relay answers CLOSED, the
+Exit status: 0 at EOSE (or at the end of a stream), 1 when the relay answers CLOSED (after
+authenticating, if it asked and a key was given), the
 connection fails or EOSE does not come in time, 2 for bad arguments (a filter that is not a JSON
 object, a bad URL).`;
 
@@ -35,6 +39,8 @@ interface Options {
   filters: Record<string, unknown>[];
   timeoutMs: number;
   stream: boolean;
+  /** the key that answers a NIP-42 challenge, if any */
+  authKey: Uint8Array | undefined;
 }
 
 function options(argv: string[]): Options {
@@ -45,7 +51,7 @@ function options(argv: string[]): Options {
     throw new UsageError((e as Error).message);
   }
   const { positional, flags } = parsed;
-  const { timeout, stream, ...unknown } = flags;
+  const { timeout, stream, "nsec-file": nsecFile, ...unknown } = flags;
   const extra = Object.keys(unknown)[0];
   if (extra !== undefined) throw new UsageError(`unknown option --${extra}`);
   const [url, ...filters] = positional;
@@ -57,6 +63,7 @@ function options(argv: string[]): Options {
     // While streaming, the timeout ends the stream; without one it runs until Ctrl-C.
     timeoutMs: stream && timeout === undefined ? Infinity : timeoutMs(timeout, 10),
     stream: stream !== undefined,
+    authKey: optionalSecretKey(nsecFile),
   };
 }
 
@@ -99,6 +106,7 @@ async function req(o: Options): Promise<number> {
   process.on("SIGTERM", onInterrupt);
   process.stdout.on("error", onOutError);
   let eose = false;
+  let authenticated = false;
   try {
     sock.send(["REQ", subId, ...o.filters]);
     for (;;) {
@@ -121,6 +129,19 @@ async function req(o: Options): Promise<number> {
         continue; // AUTH challenges and anything else not about this REQ
       else if (verb === "EVENT") await write(`${JSON.stringify(body)}\n`);
       else if (verb === "CLOSED") {
+        // auth-required: authenticate with the key, then ask once more.
+        if (asksAuth(body) && o.authKey && !authenticated) {
+          authenticated = true;
+          const failed = await authenticate(sock, o.url, o.authKey, deadline, (n) =>
+            console.error(`NOTICE ${n}`),
+          );
+          if (failed === undefined) {
+            sock.send(["REQ", subId, ...o.filters]);
+            continue;
+          }
+          console.error(`relay req: ${failed}`);
+        } else if (asksAuth(body) && !o.authKey)
+          console.error("relay req: the relay asks for NIP-42 AUTH: set RELAY_NSEC or give --nsec-file");
         console.error(`CLOSED ${String(body ?? "")}`.trimEnd());
         return 1;
       } else if (verb === "EOSE") {

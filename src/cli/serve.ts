@@ -2,6 +2,7 @@
 // settings on SIGHUP or config file change, and stops cleanly on SIGINT/SIGTERM so that every
 // event answered `OK true` is on disk.
 import pkg from "../../package.json" with { type: "json" };
+import { redactNatsUrl } from "../cluster/node.ts";
 import type { Sources } from "../config/load.ts";
 import { loadConfig } from "../config/load.ts";
 import { reloadConfig } from "../config/reload.ts";
@@ -60,6 +61,9 @@ export async function run(argv: string[]): Promise<number> {
     api: c["api.enabled"],
     auth: c["auth.writes"] || c["auth.reads"] ? `writes=${c["auth.writes"]},reads=${c["auth.reads"]}` : "off",
     realIp: c["http.realIpHeader"] || "peer",
+    cluster: relay.ctx.cluster
+      ? `node=${relay.ctx.cluster.nodeId},stream=${c["cluster.stream"]},okAfter=${c["cluster.okAfter"]},nats=${redactNatsUrl(c["cluster.natsUrl"])}`
+      : "off",
     log: `${c["log.level"]},${c["log.format"]}`,
   });
   return new Promise(() => {}); // runs until a signal

@@ -86,6 +86,8 @@ export function timeoutMs(value: string | undefined, fallbackSeconds: number): n
 export class RelaySocket {
   private queue: Incoming[] = [];
   private wake: (() => void) | undefined;
+  /** the relay's latest NIP-42 challenge on this connection */
+  challenge: string | undefined;
 
   private constructor(private readonly ws: WebSocket) {
     ws.onmessage = (m) => {
@@ -94,6 +96,8 @@ export class RelaySocket {
       try {
         frame = JSON.parse(text);
       } catch {}
+      if (Array.isArray(frame) && frame[0] === "AUTH" && typeof frame[1] === "string")
+        this.challenge = frame[1];
       this.push(Array.isArray(frame) ? { type: "frame", frame } : { type: "invalid", text });
     };
     ws.onclose = (e) => {

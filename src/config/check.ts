@@ -82,6 +82,18 @@ const CHECKS: Record<string, (v: never) => unknown> = {
       throw new CheckError(`'${v}' is not an HTTP header name`);
     return v;
   },
+  "cluster.natsUrl": (v: string) => {
+    for (const part of v.split(",").map((x) => x.trim()))
+      if (part !== "" && !/^((nats|tls|ws|wss):\/\/)?[^\s/]+(:\d+)?\/?$/.test(part))
+        throw new CheckError(`'${part}' is not a NATS server address (nats://host:port)`, part);
+    return v;
+  },
+  "cluster.stream": (v: string) => {
+    if (!/^[A-Za-z0-9_-]+$/.test(v))
+      throw new CheckError(`'${v}' is not a stream name (letters, digits, _ and -)`);
+    return v;
+  },
+  "cluster.okAfter": (v: string) => oneOf(v, ["local", "stream"]),
   "log.level": (v: string) => oneOf(v, ["error", "warn", "info", "debug"]),
   "log.format": (v: string) => oneOf(v, ["text", "json"]),
   "nip05.names": (v: Record<string, string>) =>

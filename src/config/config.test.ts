@@ -118,6 +118,21 @@ describe("configuration", () => {
       '[log]\nlevel = "verbose"\n',
       "line 2: log.level (from file): expected one of error, warn, info, debug, got 'verbose'",
     ],
+    [
+      "a cluster okAfter other than local or stream",
+      '[cluster]\nokAfter = "quorum"\n',
+      "line 2: cluster.okAfter (from file): expected one of local, stream, got 'quorum'",
+    ],
+    [
+      "a NATS address with a path",
+      '[cluster]\nnatsUrl = "nats://10.0.0.5:4222, http://x/y"\n',
+      "line 2: cluster.natsUrl (from file): 'http://x/y' is not a NATS server address (nats://host:port)",
+    ],
+    [
+      "a stream name NATS would refuse",
+      '[cluster]\nstream = "nostr.events"\n',
+      "line 2: cluster.stream (from file): 'nostr.events' is not a stream name (letters, digits, _ and -)",
+    ],
   ];
   for (const [what, text, message] of refused) {
     test(`${what} is refused naming the line, the key and why`, () => {

@@ -115,6 +115,26 @@ export const SCHEMA = {
   "query.yieldEvery": i(512, "index entries scanned before a query yields to other connections", false, {
     min: 16,
   }),
+  "negentropy.maxItems": i(
+    500000,
+    "most events one NIP-77 session may reconcile (more: NEG-ERR blocked)",
+    true,
+    {
+      min: 0,
+    },
+  ),
+  "negentropy.maxSessions": i(4, "open NIP-77 sessions allowed per connection", true, { min: 1 }),
+  "negentropy.timeoutSeconds": i(60, "a NIP-77 session idle this long is closed (NEG-ERR closed)", true, {
+    min: 1,
+  }),
+  "negentropy.frameSizeLimit": i(
+    60000,
+    "largest negentropy message the relay sends, in bytes before hex",
+    true,
+    {
+      min: 4096,
+    },
+  ),
   "auth.writes": b(false, "require NIP-42 AUTH before accepting events", true),
   "auth.reads": b(false, "require NIP-42 AUTH before answering REQ and COUNT", true),
   "auth.restrictedKinds": ia(
@@ -219,6 +239,33 @@ export const SCHEMA = {
     ["127.0.0.0/8", "::1"],
     "peers whose realIpHeader is believed: IP addresses and CIDR ranges, IPv4 or IPv6",
     true,
+  ),
+  "cluster.natsUrl": s(
+    "",
+    "NATS server(s) of a JetStream cluster this node joins, comma-separated (empty = single node; docs/cluster.md)",
+    false,
+  ),
+  "cluster.stream": s("NOSTR_EVENTS", "JetStream stream that carries the nodes' events", false),
+  "cluster.nodeId": s(
+    "",
+    "this node's name in the cluster and its durable consumer's (empty = host name and port)",
+    false,
+  ),
+  "cluster.okAfter": s(
+    "local",
+    "`OK true` after the local commit (local) or only once the stream has the event too (stream)",
+    false,
+  ),
+  "cluster.duplicateWindowSeconds": i(
+    120,
+    "a stream created by this node drops a second copy of an event id within this window",
+    false,
+    { min: 1 },
+  ),
+  "cluster.maxAgeHours": i(
+    168,
+    "a stream created by this node keeps events this long (0 = forever); a node down longer repairs with relay sync",
+    false,
   ),
   "nip11.extraNips": sa([], "further NIP numbers to advertise (as strings)", true),
 } as const satisfies Record<string, AnyEntry>;

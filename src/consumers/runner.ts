@@ -234,7 +234,15 @@ export class ConsumerRunner {
         s.derived.transactionSync(() => writeWatermark(s, c.name, adopted));
         w = adopted;
       }
-      const rebuild = !w || w.version !== c.version;
+      // A watermark past the log's high-water marks belongs to another log (a data.mdb restored
+      // under a newer derived/): its entries cover events this log never had, and the events
+      // that get those serials here would be skipped. Rebuilt like a change of version.
+      const foreign = w !== undefined && (w.serial > high.serial || w.removal > high.removal);
+      if (foreign)
+        this.log(
+          `${c.name}: its entries go beyond this log (serial ${w!.serial} > ${high.serial}); rebuilding`,
+        );
+      const rebuild = !w || w.version !== c.version || foreign;
       const started = performance.now();
       if (rebuild) {
         const fresh: Watermark = { version: c.version, gen: w?.gen ?? 0, serial: 0, removal: high.removal };

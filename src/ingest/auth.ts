@@ -1,6 +1,7 @@
-// NIP-42: one challenge per connection, sent on connect; a signed kind 22242 answer naming this
-// relay and the challenge, dated within ten minutes, adds its pubkey to the connection. AUTH
-// events are never stored or broadcast.
+// NIP-42: one challenge per connection, sent when it is first needed (with an auth-required:
+// answer, or first on every connection when auth.writes or auth.reads is on); a signed kind 22242 answer
+// naming this relay and the challenge, dated within ten minutes, adds its pubkey to the
+// connection. AUTH events are never stored or broadcast.
 import { randomBytes } from "node:crypto";
 import { computeId } from "../nostr/canonical.ts";
 import { checkEventShape } from "../nostr/event.ts";
@@ -15,6 +16,39 @@ const WINDOW_SECONDS = 600;
 
 export const newChallenge = (): string => randomBytes(16).toString("hex");
 
+/** Whether every connection is challenged (a relay that requires AUTH for writes or reads). */
+const challengesAll = (ctx: RelayContext): boolean => ctx.config["auth.writes"] || ctx.config["auth.reads"];
+
+/**
+ * How long a client that says nothing after connecting waits for the challenge. Long after any
+ * client has attached its message handler, short beside a user's first action: apps whose auth
+ * policy signs in when challenged (NDK) are then authenticated before they publish.
+ */
+const SILENT_CLIENT_CHALLENGE_MS = 500;
+
+/**
+ * Where every connection is challenged, the challenge is the first frame a client gets: just
+ * before the answer to its own first frame, or after a short wait if it sends none. Never with
+ * the handshake: clients that attach their message handler only after `open` (rust-nostr's WASM
+ * build) lose a frame that arrives with it; a client that has sent a frame is listening.
+ * Relays that require nothing send no challenge until an auth-required: answer: one nobody asked
+ * for makes @welshman/net hold back every EOSE until it authenticates.
+ */
+export function challengeOnConnect(ctx: RelayContext, conn: Conn): void {
+  if (challengesAll(ctx)) conn.challengeTimer = setTimeout(() => conn.askAuth(), SILENT_CLIENT_CHALLENGE_MS);
+}
+
+/** Before a client frame is handled (see challengeOnConnect). */
+export function challengeOnFrame(ctx: RelayContext, conn: Conn): void {
+  if (!conn.challengeSent && challengesAll(ctx)) conn.askAuth();
+}
+
+/** Before an answer with this reason: an auth-required: refusal carries the challenge before it. */
+export function challengeFor(conn: Conn, reason: Reject | string): void {
+  const prefix = typeof reason === "string" ? reason.slice(0, reason.indexOf(":")) : reason.prefix;
+  if (prefix === "auth-required") conn.askAuth();
+}
+
 function checkAuth(ctx: RelayContext, conn: Conn, raw: unknown, now: number) {
   const e = checkEventShape(raw, { maxTags: 100, maxTagValues: 10, maxContentLength: 1024 });
   if (isReject(e)) return e;
@@ -25,6 +59,7 @@ function checkAuth(ctx: RelayContext, conn: Conn, raw: unknown, now: number) {
   if (Math.abs(now - e.created_at) > WINDOW_SECONDS)
     return invalid("AUTH created_at is not within 10 minutes");
   const tag = (name: string) => e.tags.find((t) => t[0] === name)?.[1];
+  if (!conn.challengeSent) return invalid("no challenge was sent on this connection yet");
   if (tag("challenge") !== conn.challenge) return invalid("AUTH challenge does not match this connection's");
   const relay = tag("relay");
   if (relay === undefined || !ctx.isOwnUrl(relay)) return invalid("AUTH relay tag does not name this relay");

@@ -1,5 +1,6 @@
 // What handlers share: configuration, the store and its writer, the live index and counters.
 import type { Api } from "../api/routes.ts";
+import type { ClusterNode } from "../cluster/node.ts";
 import type { Config } from "../config/schema.ts";
 import type { Derived } from "../derived.ts";
 import type { LiveIndex } from "../fanout/live-index.ts";
@@ -51,6 +52,8 @@ export interface RelayContext {
   conns: Set<Conn>;
   /** bans, allow lists, blocked addresses and NIP-11 fields set through NIP-86 (src/manage/) */
   moderation: Moderation;
+  /** this node's part in a NATS JetStream cluster (src/cluster/), when cluster.natsUrl is set */
+  cluster?: ClusterNode;
 }
 
 export const newCounters = (): Counters => ({

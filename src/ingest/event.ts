@@ -15,6 +15,7 @@ import { okFrame, okReject } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { ALREADY_HAVE, error, invalid, isReject } from "../wire/reasons.ts";
 import { writePolicy } from "./access.ts";
+import { AUTH_KIND, challengeFor } from "./auth.ts";
 import type { RelayContext } from "./context.ts";
 import { bump } from "./context.ts";
 import type { PolicyPlugin } from "./plugin.ts";
@@ -40,6 +41,9 @@ export function admitShape(
     maxContentLength: c["limits.maxContentLength"],
   });
   if (isReject(e)) return e;
+  // NIP-42: an AUTH event sent with EVENT is refused, never stored, never broadcast (it is ephemeral).
+  if (e.kind === AUTH_KIND)
+    return invalid(`kind ${AUTH_KIND} is sent with AUTH, not EVENT; it is never stored or relayed`);
   if (!opts.anyTime) {
     if (e.created_at > now + c["limits.createdAtFutureSeconds"])
       return invalid(`created_at is more than ${c["limits.createdAtFutureSeconds"]} seconds in the future`);
@@ -53,6 +57,8 @@ export function admitShape(
 }
 
 const BAD_ID = () => invalid("event id does not match the sha256 of its serialization");
+const NOT_IN_STREAM = () =>
+  error("stored on this node, but the cluster stream has not confirmed it yet; send it again");
 const BAD_SIG = () => invalid("signature verification failed");
 
 /** Everything that can be decided about an event without the store or the connection, in-thread. */
@@ -76,6 +82,7 @@ export function admit(
 
 function refuse(ctx: RelayContext, conn: Conn, id: string, r: Reject): void {
   bump(ctx.counters.eventsRejected, r.prefix);
+  challengeFor(conn, r);
   conn.send(okReject(id, r));
 }
 
@@ -150,6 +157,7 @@ export class EventIngest {
         ctx.counters.eventsAccepted++;
         bump(ctx.counters.acceptedByKind, String(it.e.kind));
         broadcast(ctx.live, it.e, json);
+        ctx.cluster?.ephemeral(json);
         it.conn.send(okFrame(it.e.id, true, ""));
         continue;
       }
@@ -164,11 +172,11 @@ export class EventIngest {
         case "stored":
           ctx.counters.eventsAccepted++;
           bump(ctx.counters.acceptedByKind, String(e.kind));
-          conn.send(okFrame(e.id, true, ""));
+          this.ok(conn, e.id, "", outcome.serial);
           break;
         case "duplicate":
           bump(ctx.counters.eventsRejected, "duplicate");
-          conn.send(okFrame(e.id, true, ALREADY_HAVE));
+          this.ok(conn, e.id, ALREADY_HAVE, undefined);
           break;
         case "rejected":
           refuse(ctx, conn, e.id, outcome.reject);
@@ -177,6 +185,16 @@ export class EventIngest {
           outcome satisfies never;
       }
     }
+  }
+
+  /** `OK true`, once the cluster stream holds the event too when cluster.okAfter = "stream". */
+  private ok(conn: Conn, id: string, msg: string, serial: number | undefined): void {
+    const cluster = this.ctx.cluster;
+    if (!cluster?.okAfterStream) return void conn.send(okFrame(id, true, msg));
+    void cluster.inStream(id, serial).then((inStream) => {
+      if (inStream) conn.send(okFrame(id, true, msg));
+      else refuse(this.ctx, conn, id, NOT_IN_STREAM());
+    });
   }
 
   /** The strfry-protocol plugin's verdicts; refused and shadow-refused events are answered here. */
@@ -191,6 +209,7 @@ export class EventIngest {
       if (v.action === "reject") {
         const msg = /^[a-z-]+: /.test(v.msg) ? v.msg : `blocked: ${v.msg || "refused by write policy"}`;
         bump(ctx.counters.eventsRejected, msg.slice(0, msg.indexOf(":")));
+        challengeFor(it.conn, msg);
         it.conn.send(okFrame(it.e.id, false, msg));
       } else if (v.action === "shadowReject") it.conn.send(okFrame(it.e.id, true, ""));
       else kept.push(it);

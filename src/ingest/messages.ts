@@ -6,7 +6,10 @@ export type ClientMessage =
   | { type: "REQ"; subId: string; filters: unknown[] }
   | { type: "COUNT"; subId: string; filters: unknown[] }
   | { type: "CLOSE"; subId: string }
-  | { type: "AUTH"; event: unknown };
+  | { type: "AUTH"; event: unknown }
+  | { type: "NEG-OPEN"; subId: string; filter: unknown; message: string }
+  | { type: "NEG-MSG"; subId: string; message: string }
+  | { type: "NEG-CLOSE"; subId: string };
 
 /** A frame that could not be understood; answered with NOTICE (or OK false when an id is known). */
 export interface Unreadable {
@@ -16,6 +19,8 @@ export interface Unreadable {
   eventId?: string;
   /** set when the frame was a REQ/COUNT with a readable id, so the answer can be a CLOSED */
   subId?: string;
+  /** set when the frame was a NEG-* with a readable id, so the answer can be a NEG-ERR */
+  negSubId?: string;
 }
 
 export interface GateLimits {
@@ -71,6 +76,36 @@ export function readFrame(text: string, byteLength: number, lim: GateLimits): Cl
       if (msg.length !== 2 || typeof subId !== "string")
         return unreadable('invalid: CLOSE must be ["CLOSE", <subscription id>]');
       return { type: "CLOSE", subId };
+    }
+    case "NEG-OPEN":
+    case "NEG-MSG":
+    case "NEG-CLOSE": {
+      const subId = msg[1];
+      if (typeof subId !== "string" || subId.length === 0)
+        return unreadable(`invalid: ${verb} needs a non-empty subscription id string`);
+      if (subId.length > lim.maxSubidLength)
+        return unreadable(`invalid: subscription id is longer than ${lim.maxSubidLength} characters`);
+      const negSubId = subId;
+      if (verb === "NEG-CLOSE") {
+        if (msg.length !== 2)
+          return unreadable('invalid: NEG-CLOSE must be ["NEG-CLOSE", <subscription id>]');
+        return { type: verb, subId };
+      }
+      if (verb === "NEG-MSG") {
+        if (msg.length !== 3 || typeof msg[2] !== "string")
+          return unreadable('invalid: NEG-MSG must be ["NEG-MSG", <subscription id>, <hex message>]', {
+            negSubId,
+          });
+        return { type: verb, subId, message: msg[2] };
+      }
+      if (msg.length !== 4 || typeof msg[3] !== "string")
+        return unreadable(
+          'invalid: NEG-OPEN must be ["NEG-OPEN", <subscription id>, <filter>, <hex message>]',
+          {
+            negSubId,
+          },
+        );
+      return { type: verb, subId, filter: msg[2], message: msg[3] };
     }
     default:
       return unreadable(`invalid: unknown message type ${JSON.stringify(verb.slice(0, 32))}`);

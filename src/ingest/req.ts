@@ -12,6 +12,7 @@ import { closedFrame, countFrame, eoseFrame, eventFrame } from "../wire/frames.t
 import type { Reject } from "../wire/reasons.ts";
 import { error, isReject, rateLimited, unsupported } from "../wire/reasons.ts";
 import { mayRead, readGate, readRule } from "./access.ts";
+import { challengeFor } from "./auth.ts";
 import type { RelayContext } from "./context.ts";
 import { bump } from "./context.ts";
 
@@ -73,6 +74,7 @@ export async function handleReq(
   }
   const refused = readGate(ctx, conn, filters);
   if (refused) {
+    challengeFor(conn, refused);
     conn.send(closedFrame(subId, refused));
     return;
   }
@@ -125,6 +127,7 @@ export async function handleCount(
   const filters = parseFilters(ctx, raws);
   const refused = isReject(filters) ? filters : readGate(ctx, conn, filters);
   if (refused) {
+    challengeFor(conn, refused);
     conn.send(closedFrame(subId, refused));
     return;
   }

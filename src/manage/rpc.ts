@@ -3,6 +3,7 @@
 // `{"error"}`; an unknown method or bad params `{"result": null, "error"}`; success
 // `{"result"}`. http.ts hands such requests here and knows nothing else of them.
 import type { RelayContext } from "../ingest/context.ts";
+import { log } from "../log.ts";
 import { callMethod, MethodError } from "./methods.ts";
 import { authorize } from "./nip98.ts";
 
@@ -48,7 +49,7 @@ export async function handleManagement(
   try {
     const result = await callMethod(ctx, method, params);
     if (method !== "supportedmethods" && !method.startsWith("list"))
-      console.log(`management: ${auth.pubkey} called ${method} ${JSON.stringify(params)}`);
+      log.info(`management: ${auth.pubkey} called ${method}`, { params });
     return answer(200, { result });
   } catch (e) {
     if (e instanceof MethodError) return answer(200, { result: null, error: e.message });

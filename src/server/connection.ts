@@ -4,7 +4,9 @@
 import type { ServerWebSocket } from "bun";
 import type { Subscription } from "../fanout/subscription.ts";
 import { newChallenge } from "../ingest/auth.ts";
+import type { NegSession } from "../ingest/negentropy.ts";
 import { Meter } from "../ingest/ratelimit.ts";
+import { authFrame } from "../wire/frames.ts";
 
 export interface ConnData {
   conn?: Conn;
@@ -19,8 +21,13 @@ let nextId = 1;
 export class Conn {
   readonly id = nextId++;
   readonly subs = new Map<string, Subscription>();
-  /** NIP-42 challenge sent on connect, and the pubkeys that answered it */
+  /** open NIP-77 negentropy sessions */
+  readonly negs = new Map<string, NegSession>();
+  /** NIP-42 challenge, sent once when first needed (askAuth), and the pubkeys that answered it */
   readonly challenge = newChallenge();
+  challengeSent = false;
+  /** the challenge a silent client gets after connecting (auth.writes / auth.reads) */
+  challengeTimer: Timer | undefined;
   readonly authed = new Set<string>();
   readonly meter = new Meter();
   /** rate-limited frames in a row */
@@ -81,6 +88,14 @@ export class Conn {
     return false;
   }
 
+  /** Sends the NIP-42 challenge unless it was sent already: one challenge per connection. */
+  askAuth(): void {
+    clearTimeout(this.challengeTimer);
+    if (this.challengeSent) return;
+    this.challengeSent = true;
+    this.send(authFrame(this.challenge));
+  }
+
   /** Closes after the queued frames are written. */
   close(code: number, reason: string): void {
     this.flush();
@@ -113,6 +128,7 @@ export class Conn {
 
   onClose(): void {
     this.closed = true;
+    clearTimeout(this.challengeTimer);
     this.onDrain();
   }
 }

@@ -1,6 +1,7 @@
 // Prometheus text exposition of what an operator watches: connections, frames by verb, events
 // accepted and refused by reason, writer batches, verification, queries by index, live
 // subscriptions, queued outbound bytes and memory. Built on request from live counters.
+import type { ClusterStatus } from "../cluster/node.ts";
 import type { RelayContext } from "../ingest/context.ts";
 
 type Labels = Record<string, string>;
@@ -40,6 +41,36 @@ export function startMetricsServer(ctx: RelayContext): ReturnType<typeof Bun.ser
         : new Response("not found\n", { status: 404 });
     },
   });
+}
+
+/** This node's part in a NATS JetStream cluster (docs/cluster.md). */
+function clusterMetrics(x: Exposition, st: ClusterStatus): void {
+  const node = { node: st.nodeId, stream: st.stream };
+  x.metric("relay_cluster_connected", "gauge", "1 while connected to NATS.", [[node, st.connected ? 1 : 0]]);
+  x.metric("relay_cluster_stream_seq", "gauge", "Last sequence of the cluster stream when last asked.", [
+    [node, st.streamSeq],
+  ]);
+  x.metric(
+    "relay_cluster_consumer_lag",
+    "gauge",
+    "Stream messages this node's consumer has not applied yet.",
+    [[node, st.consumerLag]],
+  );
+  x.metric("relay_cluster_ack_floor", "gauge", "Stream sequence up to which this node applied everything.", [
+    [node, st.ackFloor],
+  ]);
+  x.metric("relay_cluster_outbox", "gauge", "Events committed here and not yet acknowledged by the stream.", [
+    [node, st.outbox],
+  ]);
+  x.metric("relay_cluster_published_total", "counter", "Events this node appended to the stream.", [
+    [node, st.published],
+  ]);
+  x.metric("relay_cluster_applied_total", "counter", "Stream messages this node applied.", [
+    [node, st.applied],
+  ]);
+  x.metric("relay_cluster_last_error", "gauge", "The last cluster error, as a label (empty = none).", [
+    [{ ...node, error: st.lastError }, st.lastError ? 1 : 0],
+  ]);
 }
 
 export function renderMetrics(ctx: RelayContext): string {
@@ -193,6 +224,7 @@ export function renderMetrics(ctx: RelayContext): string {
     "Batches of the derived indexes that failed to apply since start (each is tried again).",
     [[{}, ctx.derived.runner.failedBatches]],
   );
+  if (ctx.cluster) clusterMetrics(x, ctx.cluster.status);
   x.metric("process_resident_memory_bytes", "gauge", "Resident set size.", [[{}, process.memoryUsage.rss()]]);
   x.metric("process_uptime_seconds", "gauge", "Seconds since start.", [
     [{}, (Date.now() - ctx.startedAt) / 1000],

@@ -4,7 +4,7 @@ import pkg from "../../package.json" with { type: "json" };
 import type { Config } from "../config/schema.ts";
 
 /** NIPs that work end to end on this build. */
-export const SUPPORTED_NIPS = [1, 9, 11, 40, 42, 45, 62, 70];
+export const SUPPORTED_NIPS = [1, 9, 11, 40, 42, 45, 62, 70, 77];
 
 /** What operators set through NIP-86 (src/manage/moderation.ts): it overrides the configuration. */
 export interface ManagedInfo {

@@ -1,16 +1,17 @@
 // Bun.serve with one fetch handler (HTTP routes and WebSocket upgrade) and one websocket
 // handler set. Owns sockets and routes parsed frames to the ingest handlers; no storage here.
 import type { Server } from "bun";
-import { handleAuth } from "../ingest/auth.ts";
+import { challengeOnConnect, challengeOnFrame, handleAuth } from "../ingest/auth.ts";
 import type { RelayContext } from "../ingest/context.ts";
 import { bump } from "../ingest/context.ts";
 import { EventIngest } from "../ingest/event.ts";
 import type { ClientMessage } from "../ingest/messages.ts";
 import { readFrame } from "../ingest/messages.ts";
+import { closeAllNegs, closeNeg, handleNegMsg, handleNegOpen } from "../ingest/negentropy.ts";
 import { closeSubscription, handleCount, handleReq } from "../ingest/req.ts";
 import { log } from "../log.ts";
-import { authFrame, closedFrame, noticeFrame, okFrame, okReject } from "../wire/frames.ts";
-import { invalid, rateLimited } from "../wire/reasons.ts";
+import { closedFrame, negErrFrame, noticeFrame, okFrame, okReject } from "../wire/frames.ts";
+import { closed, invalid, rateLimited } from "../wire/reasons.ts";
 import { clientIp } from "./client-ip.ts";
 import type { ConnData } from "./connection.ts";
 import { Conn } from "./connection.ts";
@@ -29,8 +30,11 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
 
   /** The rate gate: true when the frame may proceed; otherwise it has been answered. */
   const metered = (conn: Conn, m: ClientMessage): boolean => {
-    if (m.type === "CLOSE" || m.type === "AUTH") return true;
-    if (ctx.rates.take(m.type, conn.ip, conn.meter, conn.authed)) {
+    if (m.type === "CLOSE" || m.type === "AUTH" || m.type === "NEG-MSG" || m.type === "NEG-CLOSE")
+      return true;
+    // Opening a negentropy session costs what a REQ costs, and shares its bucket.
+    const verb = m.type === "NEG-OPEN" ? "REQ" : m.type;
+    if (ctx.rates.take(verb, conn.ip, conn.meter, conn.authed)) {
       conn.refusals = 0;
       return true;
     }
@@ -38,7 +42,8 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
     if (m.type === "EVENT") {
       const id = (m.event as { id?: unknown }).id;
       conn.send(okReject(typeof id === "string" ? id : "", r));
-    } else conn.send(closedFrame(m.subId, r));
+    } else if (m.type === "NEG-OPEN") conn.send(negErrFrame(m.subId, r));
+    else conn.send(closedFrame(m.subId, r));
     bump(ctx.counters.framesIn, "rate-limited");
     if (++conn.refusals >= ctx.config["rate.closeAfterRefusals"]) conn.close(1008, "rate-limited: flooding");
     return false;
@@ -62,6 +67,15 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
         return;
       case "AUTH":
         handleAuth(ctx, conn, m.event);
+        return;
+      case "NEG-OPEN":
+        void handleNegOpen(ctx, conn, m.subId, m.filter, m.message);
+        return;
+      case "NEG-MSG":
+        handleNegMsg(ctx, conn, m.subId, m.message);
+        return;
+      case "NEG-CLOSE":
+        closeNeg(conn, m.subId);
         return;
       default:
         m satisfies never;
@@ -103,17 +117,21 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
         ws.data.conn = conn;
         conns.add(conn);
         log.debug("connection opened", { conn: conn.id, ip: conn.ip, open: conns.size });
-        conn.send(authFrame(conn.challenge));
+        challengeOnConnect(ctx, conn);
       },
       message(ws, data) {
         const conn = ws.data.conn!;
+        challengeOnFrame(ctx, conn);
         const text = typeof data === "string" ? data : data.toString("utf8");
         const bytes = typeof data === "string" ? Buffer.byteLength(data) : data.byteLength;
         const m = readFrame(text, bytes, gate());
         if (m.type !== "unreadable") return route(conn, m);
         bump(ctx.counters.framesIn, "unreadable");
         if (m.eventId !== undefined) conn.send(okFrame(m.eventId, false, m.notice));
-        else if (m.subId !== undefined)
+        else if (m.negSubId !== undefined) {
+          closeNeg(conn, m.negSubId);
+          conn.send(negErrFrame(m.negSubId, closed(m.notice.replace(/^invalid: /, ""))));
+        } else if (m.subId !== undefined)
           conn.send(closedFrame(m.subId, invalid(m.notice.replace(/^invalid: /, ""))));
         else conn.send(noticeFrame(m.notice));
       },
@@ -126,6 +144,7 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
         log.debug("connection closed", { conn: conn.id, ip: conn.ip, code, reason: reason || undefined });
         conn.onClose();
         for (const subId of [...conn.subs.keys()]) closeSubscription(ctx, conn, subId);
+        closeAllNegs(conn);
         conns.delete(conn);
         ctx.rates.disconnect(conn.ip);
       },

@@ -28,14 +28,16 @@ export function removalValue(serial: number, json: string): Buffer {
 }
 
 /** The highest removal seq on disk (0 when none). */
-export function lastRemovalSeq(log: Log): number {
-  for (const k of log.getKeys({ reverse: true, limit: 1 })) return readU64(k as Buffer, 0);
+export function lastRemovalSeq(log: Log, txn?: unknown): number {
+  const range = { reverse: true, limit: 1, ...(txn === undefined ? {} : { transaction: txn }) };
+  for (const k of log.getKeys(range as never)) return readU64(k as Buffer, 0);
   return 0;
 }
 
-/** Removal records with seq above `after`, in order, parsed. */
-export function* removalsAfter(log: Log, after: number): Generator<Removal> {
-  for (const { key, value } of log.getRange({ start: serialKey(after + 1) })) {
+/** Removal records with seq above `after`, in order, parsed; `txn`: a read transaction to use. */
+export function* removalsAfter(log: Log, after: number, txn?: unknown): Generator<Removal> {
+  const range = { start: serialKey(after + 1), ...(txn === undefined ? {} : { transaction: txn }) };
+  for (const { key, value } of log.getRange(range as never)) {
     const v = value as Buffer;
     const json = v.toString("utf8", 8);
     yield {

@@ -23,20 +23,22 @@ export interface HighWater {
 const KEY = Buffer.from("high-water");
 
 /** The marks on disk: one read (in the write transaction when called inside one). */
-export function readHighWater(s: Store): HighWater {
-  const v = s.meta.get(KEY);
+export function readHighWater(s: Store, txn?: unknown): HighWater {
+  const o = (txn === undefined ? {} : { transaction: txn }) as never;
+  const v = s.meta.get(KEY, o);
   if (v !== undefined && v.length >= 16) return { serial: readU64(v, 0), removal: readU64(v, 8) };
-  return fromOlderStore(s);
+  return fromOlderStore(s, txn);
 }
 
 /**
  * A store written before the marks were kept: the highest serial and seq still on disk or
  * covered by a consumer's watermark (a trimmed removal log, a deleted newest event).
  */
-function fromOlderStore(s: Store): HighWater {
+function fromOlderStore(s: Store, txn?: unknown): HighWater {
+  const o = (txn === undefined ? {} : { transaction: txn }) as object;
   let serial = 0;
-  for (const k of s.events.getKeys({ reverse: true, limit: 1 })) serial = readU64(k as Buffer, 0);
-  let removal = lastRemovalSeq(s.removals);
+  for (const k of s.events.getKeys({ ...o, reverse: true, limit: 1 })) serial = readU64(k as Buffer, 0);
+  let removal = lastRemovalSeq(s.removals, txn);
   for (const { key } of s.state.getRange({})) {
     const name = (key as Buffer).toString("latin1");
     if (!name.startsWith("consumer:")) continue;
@@ -60,6 +62,19 @@ function highWaterValue(h: HighWater): Buffer {
  */
 export function writeTxn<T>(s: Store, body: (before: HighWater) => T): Promise<T> {
   return s.env.transaction(() => {
+    const before = readHighWater(s);
+    s.lastSerial = before.serial;
+    s.lastRemoval = before.removal;
+    const out = body(before);
+    if (s.lastSerial !== before.serial || s.lastRemoval !== before.removal)
+      s.meta.put(KEY, highWaterValue({ serial: s.lastSerial, removal: s.lastRemoval }));
+    return out;
+  });
+}
+
+/** writeTxn, synchronously (for data commands that hold the directory alone: `relay check --repair`). */
+export function writeTxnSync<T>(s: Store, body: (before: HighWater) => T): T {
+  return s.env.transactionSync(() => {
     const before = readHighWater(s);
     s.lastSerial = before.serial;
     s.lastRemoval = before.removal;

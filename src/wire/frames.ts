@@ -17,3 +17,7 @@ export const noticeFrame = (message: string): string => `["NOTICE",${JSON.string
 export const countFrame = (subId: string, count: number, approximate = false, hll?: string): string =>
   `["COUNT",${JSON.stringify(subId)},{"count":${count}${approximate ? ',"approximate":true' : ""}${hll ? `,"hll":"${hll}"` : ""}}]`;
 export const authFrame = (challenge: string): string => `["AUTH",${JSON.stringify(challenge)}]`;
+export const negMsgFrame = (subId: string, hex: string): string =>
+  `["NEG-MSG",${JSON.stringify(subId)},"${hex}"]`;
+export const negErrFrame = (subId: string, r: Reject): string =>
+  `["NEG-ERR",${JSON.stringify(subId)},${JSON.stringify(reasonText(r))}]`;

@@ -11,7 +11,9 @@ export type Prefix =
   | "pow"
   | "mute"
   | "error"
-  | "unsupported";
+  | "unsupported"
+  /** NIP-77: a negentropy session ended by the relay */
+  | "closed";
 
 export interface Reject {
   readonly reject: true;
@@ -33,6 +35,7 @@ export const pow = make("pow");
 export const mute = make("mute");
 export const error = make("error");
 export const unsupported = make("unsupported");
+export const closed = make("closed");
 
 export const isReject = (x: unknown): x is Reject =>
   typeof x === "object" && x !== null && (x as Reject).reject === true;
