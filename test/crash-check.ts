@@ -79,10 +79,11 @@ const sorted = (xs: Iterable<string>): string[] => [...xs].sort();
 
 /**
  * The events of `corpus` the relay at `url` (on `dir`) holds, after checking that its log and
- * every index agree on them: `relay export` lists each once, and REQ by ids, by author, by kind,
+ * every index agree on them: `relay check` finds nothing, `relay export` lists each once, and REQ by ids, by author, by kind,
  * by `#e` tag, search and COUNT each find exactly that set (no more, no less).
  */
 export async function agreeing(url: string, dir: string, corpus: DataCorpus): Promise<Set<string>> {
+  await checked(dir);
   const exp = await cli(["export", "--quiet", "--data", dir]);
   expect(exp.code).toBe(0);
   const lines = exp.stdout.split("\n").filter((l) => l !== "");
@@ -139,4 +140,11 @@ export async function importFile(
   const r = await cli(["import", file, "--no-verify", "--json", "--quiet", "--data", dir]);
   expect([r.code, r.stderr]).toEqual([0, ""]);
   return JSON.parse(r.stdout) as { accepted: number; duplicate: number };
+}
+
+/** `relay check` finds nothing wrong in `dir` (safe beside a running relay). */
+export async function checked(dir: string): Promise<void> {
+  const r = await cli(["check", "--json", "--data", dir]);
+  const rep = JSON.parse(r.stdout || "{}") as { ok?: boolean; problems?: unknown };
+  expect([r.code, rep.ok, rep.problems]).toEqual([0, true, {}]);
 }

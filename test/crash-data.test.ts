@@ -6,9 +6,11 @@
 // - import: every event its progress lines reported accepted on disk (the first N of the file)
 //   is there; importing the file again adds exactly the rest, and once more nothing;
 // - delete: whole batches are gone, oldest first, nothing else; running it again finishes;
-// - reindex and a relay rebuilding at start: the next start completes the indexes.
+// - reindex and a relay rebuilding at start: the next start completes the indexes;
+// - compact and backup: the source is untouched and DEST holds no data.mdb unless it is a
+//   whole, checked copy; run again, the copy serves every event.
 import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { markStale } from "../src/store/consumer.ts";
 import { closeStore, DERIVED_DIR, openStore } from "../src/store/store.ts";
@@ -203,4 +205,38 @@ describe("kill -9 during a rebuild of the derived indexes", () => {
       await stop(relay);
     }, 60_000);
   }
+});
+
+describe("kill -9 during relay compact and relay backup", () => {
+  for (const seed of seeds)
+    for (const command of ["compact", "backup"] as const)
+      test(`a killed ${command} leaves the source intact and no partial DEST/data.mdb; run again, the copy serves every event (seed ${seed})`, async () => {
+        const g = new Gen(seed);
+        const { dir, corpus } = await loaded(seed);
+        // Odd seeds copy from under a running relay, even seeds from a stopped one.
+        const beside = seed % 2 === 1 ? await serve(dir) : undefined;
+        const dest = join(newDir(), "copy");
+        const cp = spawnCli([command, dest, "--json", "--data", dir]);
+        // Killed a seeded moment after the copy's file appears: while it is written or checked.
+        const staged = join(dest, "incomplete", "data.mdb");
+        await until("the copy to start", () => existsSync(staged) || cp.proc.exitCode !== null);
+        await Bun.sleep(g.int(40));
+        cp.proc.kill("SIGKILL");
+        await cp.proc.exited;
+        // Either it finished (a checked copy) or it left no data.mdb in DEST at all.
+        if (cp.proc.exitCode === 0) expect(JSON.parse(cp.stdout())).toMatchObject({ ok: true });
+        else expect(existsSync(join(dest, "data.mdb"))).toBe(false);
+
+        const relay = beside ?? (await serve(dir));
+        expect((await agreeing(relay.url, dir, corpus)).size).toBe(corpus.events.length);
+        await stop(relay);
+        if (!existsSync(join(dest, "data.mdb"))) {
+          const again = await cli([command, dest, "--json", "--data", dir]);
+          expect([again.code, JSON.parse(again.stdout).ok]).toEqual([0, true]);
+        }
+        expect(existsSync(join(dest, "incomplete"))).toBe(false);
+        const copy = await serve(dest);
+        expect((await agreeing(copy.url, dest, corpus)).size).toBe(corpus.events.length);
+        await stop(copy);
+      }, 60_000);
 });

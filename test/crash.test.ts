@@ -3,7 +3,7 @@
 // SIGKILL at a seeded moment. After a restart on the same data: every event answered `OK true`
 // (and not removed by a deletion that may have committed) is served by REQ and found by a search
 // for its own word (reactions by their #e tag); no newer version than the stored one was
-// acknowledged; `relay export` lists each event once and importing it again adds nothing; the
+// acknowledged; `relay check` finds nothing; `relay export` lists each event once and importing it again adds nothing; the
 // counters equal a recount from scratch; and no search posting or REQ index entry points at a
 // removed event. The data commands' crash tests are in crash-data.test.ts.
 import { afterAll, describe, expect, test } from "bun:test";
@@ -18,6 +18,7 @@ import { markStale, readWatermark } from "../src/store/consumer.ts";
 import { keySerial, readU64, serialKey } from "../src/store/keys.ts";
 import type { BinDb, Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
+import { checked } from "./crash-check.ts";
 import { Gen } from "./gen.ts";
 import { newKey, now, RawClient, signed, tempDir } from "./harness.ts";
 import { cli, serve } from "./procs.ts";
@@ -248,7 +249,8 @@ describe("kill -9 during heavy ingest", () => {
       again.proc.kill("SIGTERM");
       expect(await again.proc.exited).toBe(0);
 
-      // The log lists each event once, and importing it again adds nothing.
+      // `relay check` finds nothing; the log lists each event once; importing it again adds nothing.
+      await checked(dir);
       const exp = await cli(["export", "--quiet", "--data", dir]);
       const exported = exp.stdout.split("\n").filter((l) => l !== "");
       const ids = exported.map((l) => (JSON.parse(l) as Event).id);

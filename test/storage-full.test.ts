@@ -8,6 +8,7 @@ import { mkdirSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readWatermark } from "../src/store/consumer.ts";
 import { closeStore, DERIVED_DIR, openStore } from "../src/store/store.ts";
+import { checked } from "./crash-check.ts";
 import { newKey, RawClient, signed, tempDir } from "./harness.ts";
 import { metric, serve, until } from "./procs.ts";
 
@@ -91,7 +92,8 @@ describe.skipIf(!mounted)("a full disk", () => {
     expect(lines.filter((l) => l.includes("storage still full")).length).toBe(0);
     expect(relay.stdout()).toContain("storage has room again, writes accepted");
 
-    // After a restart: everything acknowledged, nothing refused, each once.
+    // After a restart: `relay check` finds nothing; everything acknowledged, nothing refused, each once.
+    await checked(dir);
     const next = await serve(dir);
     const d = await RawClient.connect(next.url);
     const ids = await d.req("all", { authors: [signed(sk).pubkey], limit: 5000 });
