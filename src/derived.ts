@@ -32,6 +32,8 @@ export interface Derived {
 
 export interface DeriveOptions {
   log?: (line: string) => void;
+  /** where the consumers' failures go (default: `log`) */
+  logError?: (line: string) => void;
   /** progress of a consumer catching up (a rebuild can take a while) */
   progress?: (name: string, events: number, total: number) => void;
   /** events per write transaction while catching up */
@@ -95,6 +97,7 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
     idleMs: config["consumers.idleMs"],
     batch: config["consumers.maxBatch"],
     log,
+    logError: o.logError,
     applier: o.thread
       ? new ThreadApplier(
           config.data,

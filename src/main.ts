@@ -2,6 +2,7 @@
 // The one entry point: `relay [command] [options]`. Each command is a file in src/cli/.
 import pkg from "../package.json" with { type: "json" };
 import { ConfigError } from "./config/load.ts";
+import { guardCommitRejections } from "./store/full.ts";
 
 interface Command {
   help: string;
@@ -79,6 +80,7 @@ async function main(argv: string[]): Promise<number> {
   return cmd.run(rest);
 }
 
+guardCommitRejections();
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: unknown) => {

@@ -81,6 +81,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
   const derived = openDerived(store, config, {
     thread: config["consumers.thread"],
     log: (line) => log.info(line),
+    logError: (line) => log.error(line),
   });
   const { expiration, runner } = derived;
   const live = new LiveIndex<Subscription>(derived.search ? matchSearch : undefined);
@@ -150,7 +151,9 @@ function startLocked(config: Config, unlock: () => void): Relay {
   const host = server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname;
   const timers = [
     setInterval(() => {
-      if (expiration.pending > 0) void writer.task((s) => expiration.purge(s, Date.now() / 1000, 10_000));
+      // A purge that cannot commit (storage full) is tried again at the next tick.
+      if (expiration.pending > 0)
+        void writer.task((s) => expiration.purge(s, Date.now() / 1000, 10_000)).catch(() => {});
     }, config["expiration.purgeIntervalSeconds"] * 1000),
     setInterval(() => ctx.rates.sweep(), 60_000),
     setInterval(() => {

@@ -2,10 +2,13 @@
 // profile and contact-list versions and deletions over several connections, and is killed with
 // SIGKILL at a seeded moment. After a restart on the same data: every event answered `OK true`
 // (and not removed by a deletion that may have committed) is served by REQ and found by a search
-// for its own word; no newer version than the stored one was acknowledged; the counters equal a
-// recount from scratch; and no search posting or REQ index entry points at a removed event.
+// for its own word (reactions by their #e tag); no newer version than the stored one was
+// acknowledged; `relay check` finds nothing; `relay export` lists each event once and importing it again adds nothing; the
+// counters equal a recount from scratch; and no search posting or REQ index entry points at a
+// removed event. The data commands' crash tests are in crash-data.test.ts.
 import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import type { Event } from "nostr-tools/pure";
 import { getPublicKey } from "nostr-tools/pure";
 import { loadConfig } from "../src/config/load.ts";
@@ -15,10 +18,11 @@ import { markStale, readWatermark } from "../src/store/consumer.ts";
 import { keySerial, readU64, serialKey } from "../src/store/keys.ts";
 import type { BinDb, Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
+import { checked } from "./crash-check.ts";
 import { Gen } from "./gen.ts";
 import { newKey, now, RawClient, signed, tempDir } from "./harness.ts";
+import { cli, serve } from "./procs.ts";
 
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
 const SEEDS = Number(process.env.CRASH_SEEDS ?? 3);
 const FIRST_SEED = Number(process.env.CRASH_SEED ?? 11);
 const AUTHORS = 12;
@@ -30,24 +34,7 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function spawnRelay(dir: string, env: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, MAIN, "--port", "0", "--data", dir], {
-    env: { ...process.env, ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const reader = proc.stdout.getReader();
-  let out = "";
-  while (!out.includes("listening on")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`relay exited: ${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  const url = /listening on (ws:\/\/\S+)/.exec(out)?.[1];
-  if (!url) throw new Error(`no url in: ${out}`);
-  return { proc, url };
-}
+const spawnRelay = serve;
 
 interface Corpus {
   events: Event[];
@@ -254,9 +241,27 @@ describe("kill -9 during heavy ingest", () => {
           const [id] = await c.req("q", { kinds: [kind], authors: [pk] });
           expect(byId.get(id!)!.created_at).toBeGreaterThanOrEqual(newest);
         }
+      // Acknowledged reactions are found by their #e tag too.
+      const reactions = mustHave.map((id) => byId.get(id)!).filter((e) => e.kind === 7);
+      const byTag = new Set(await c.req("q", { "#e": reactions.map((e) => e.tags[0]![1]!), limit: 5000 }));
+      expect(reactions.filter((e) => !byTag.has(e.id)).map((e) => e.id)).toEqual([]);
       c.close();
       again.proc.kill("SIGTERM");
       expect(await again.proc.exited).toBe(0);
+
+      // `relay check` finds nothing; the log lists each event once; importing it again adds nothing.
+      await checked(dir);
+      const exp = await cli(["export", "--quiet", "--data", dir]);
+      const exported = exp.stdout.split("\n").filter((l) => l !== "");
+      const ids = exported.map((l) => (JSON.parse(l) as Event).id);
+      expect(ids.length).toBe(new Set(ids).size);
+      expect(ids.filter((id) => !byId.has(id))).toEqual([]);
+      const file = join(tempDir(), "export.jsonl");
+      dirs.push(dirname(file));
+      writeFileSync(file, exp.stdout);
+      const re = await cli(["import", file, "--no-verify", "--json", "--quiet", "--data", dir]);
+      expect(re.code).toBe(0);
+      expect(JSON.parse(re.stdout)).toMatchObject({ accepted: 0, duplicate: ids.length });
 
       // Counters as kept through the crash equal a count from scratch; nothing points at a
       // removed event.

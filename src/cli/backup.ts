@@ -6,7 +6,7 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { checkStore } from "../store/check.ts";
-import { holdsData, plainCopy } from "../store/copy.ts";
+import { holdsData, plainCopy, publishCopy, stagingDir } from "../store/copy.ts";
 import type { Store } from "../store/store.ts";
 import { closeStore } from "../store/store.ts";
 import {
@@ -30,6 +30,10 @@ are not copied: a relay started on DEST rebuilds them from the events first.
 Then DEST is opened and checked like 'relay check' checks the log. Exit status: 0 when the
 copy checks out, 1 when it cannot be written or does not, 2 on bad arguments.
 
+The copy is written to DEST/incomplete/ and becomes DEST/data.mdb (one rename) only once it
+checks out: a backup that is interrupted or killed leaves no DEST/data.mdb, and running it
+again starts over.
+
 To restore, stop the relay and point --data at DEST.`;
 
 export async function run(argv: string[]): Promise<number> {
@@ -40,15 +44,18 @@ export async function run(argv: string[]): Promise<number> {
     if (resolve(dest) === resolve(config.data)) throw new UsageError("DEST is the data directory itself");
     const source = openExisting(config.data, config["store.mapSizeGb"]);
     const started = performance.now();
+    // Written and checked in DEST/incomplete/, then moved to DEST/data.mdb in one rename.
+    let staging = dest;
     try {
       try {
         mkdirSync(dest, { recursive: true });
         if (holdsData(dest)) throw new Error("it already holds a data.mdb");
+        staging = stagingDir(dest);
       } catch (e) {
         throw new IoError(`cannot write to ${dest}: ${(e as Error).message}`);
       }
       try {
-        await plainCopy(source.env, dest);
+        await plainCopy(source.env, staging);
       } catch (e) {
         throw new IoError(`copy to ${dest} failed: ${(e as Error).message}`);
       }
@@ -58,7 +65,7 @@ export async function run(argv: string[]): Promise<number> {
     const seconds = (performance.now() - started) / 1000;
     let copy: Store;
     try {
-      copy = openExisting(dest, config["store.mapSizeGb"]);
+      copy = openExisting(staging, config["store.mapSizeGb"]);
     } catch (e) {
       throw new IoError(`the copy in ${dest} does not open: ${(e as Error).message}`);
     }
@@ -71,7 +78,11 @@ export async function run(argv: string[]): Promise<number> {
     } finally {
       await closeStore(copy);
     }
-    const bytes = dataFileSize(dest).bytes;
+    // Only a copy that checks out becomes DEST/data.mdb; one that does not stays in the staging
+    // directory for inspection (the next run starts over).
+    if (problems.length === 0) publishCopy(dest);
+    else problems.push(`the copy is left in ${staging}, not in ${dest}`);
+    const bytes = dataFileSize(problems.length === 0 ? dest : staging).bytes;
     if (flags.json !== undefined)
       console.log(
         JSON.stringify({ dest, seconds, events, copyBytes: bytes, ok: problems.length === 0, problems }),

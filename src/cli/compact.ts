@@ -7,7 +7,7 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import { checkStore } from "../store/check.ts";
-import { compactCopy, holdsData } from "../store/copy.ts";
+import { compactCopy, holdsData, publishCopy, stagingDir } from "../store/copy.ts";
 import type { Store } from "../store/store.ts";
 import { closeStore } from "../store/store.ts";
 import {
@@ -37,6 +37,10 @@ be written or does not match, 2 on bad arguments.
 The derived indexes (DEST/derived/) are not copied: a relay started on DEST builds them from
 the events first, which takes a while on a large store.
 
+The copy is written to DEST/incomplete/ and becomes DEST/data.mdb (one rename) only once it
+checks out: a compact that is interrupted or killed leaves no DEST/data.mdb, and running it
+again starts over.
+
 To restore, stop the relay and point --data at DEST (or move DEST/data.mdb into place).`;
 
 const counts = (dbs: Record<string, DbStats>): Record<string, number> =>
@@ -56,16 +60,19 @@ export async function run(argv: string[]): Promise<number> {
     if (resolve(dest) === resolve(config.data)) throw new UsageError("DEST is the data directory itself");
     const source = openExisting(config.data, config["store.mapSizeGb"]);
     const started = performance.now();
+    // Written and checked in DEST/incomplete/, then moved to DEST/data.mdb in one rename.
+    let staging = dest;
     let before: Record<string, number>;
     try {
       try {
         mkdirSync(dest, { recursive: true });
         if (holdsData(dest)) throw new Error("it already holds a data.mdb");
+        staging = stagingDir(dest);
       } catch (e) {
         throw new IoError(`cannot write to ${dest}: ${(e as Error).message}`);
       }
       try {
-        before = await compactCopy(source.env, dest, config["store.mapSizeGb"] * 2 ** 30);
+        before = await compactCopy(source.env, staging, config["store.mapSizeGb"] * 2 ** 30);
       } catch (e) {
         throw new IoError(`copy to ${dest} failed: ${(e as Error).message}`);
       }
@@ -76,7 +83,7 @@ export async function run(argv: string[]): Promise<number> {
 
     let copy: Store;
     try {
-      copy = openExisting(dest);
+      copy = openExisting(staging);
     } catch (e) {
       throw new IoError(`the copy in ${dest} does not open: ${(e as Error).message}`);
     }
@@ -102,8 +109,13 @@ export async function run(argv: string[]): Promise<number> {
         `the copy's per-event databases disagree: ${PER_EVENT.map((n, i) => `${n} ${perEvent[i]}`).join(", ")}`,
       );
 
+    // Only a copy that checks out becomes DEST/data.mdb; one that does not stays in the staging
+    // directory for inspection (the next run starts over).
+    const ok = problems.length === 0;
+    if (ok) publishCopy(dest);
+    else problems.push(`the copy is left in ${staging}, not in ${dest}`);
     const src = dataFileSize(config.data);
-    const dst = dataFileSize(dest);
+    const dst = dataFileSize(ok ? dest : staging);
     if (flags.json !== undefined) {
       console.log(
         JSON.stringify({

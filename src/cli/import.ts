@@ -11,9 +11,9 @@ import { isReject, reasonText } from "../wire/reasons.ts";
 import { commandArgs, fmtBytes, fmtInt, guarded, IoError, UsageError } from "./data-args.ts";
 import type { LocalWriter } from "./local-writer.ts";
 import { openLocalWriter } from "./local-writer.ts";
-import { Progress } from "./progress.ts";
+import { Progress, progressEvery } from "./progress.ts";
 
-export const help = `relay import [FILE|-] [--no-verify] [--json] [--quiet] [--data DIR] [--config FILE]
+export const help = `relay import [FILE|-] [--no-verify] [--json] [--quiet] [--progress-every S] [--data DIR] [--config FILE]
 
 Reads events as JSONL, one event object per line (what 'strfry export', nostream's export and
 'relay export' write), from FILE or, without FILE or with '-', from standard input. Each line
@@ -27,8 +27,10 @@ proof of work, AUTH, plugin, rate limits) does not apply: whoever runs the impor
   --no-verify   skip signature checks (ids are still checked): for trusted dumps, much faster
   --json        print the summary as one JSON object
   --quiet       no progress lines
+  --progress-every S   seconds between progress lines when not on a terminal (default 5)
 
-Progress goes to stderr (a bar with rate and ETA on a terminal, a line every 5 s otherwise);
+Progress goes to stderr (a bar with rate and ETA on a terminal, a line every 5 s otherwise,
+with how many events are accepted and on disk so far: a killed import keeps at least those);
 the summary to stdout: accepted, duplicate, older (a newer version of the replaceable event is
 stored), replaced (accepted, removing an older stored version), refused (deleted or vanished
 earlier), ephemeral, invalid, and the first 20 problem lines by number. A bad line never stops
@@ -135,6 +137,7 @@ export async function run(argv: string[]): Promise<number> {
   return guarded("import", async () => {
     const { positional, flags, config } = commandArgs(argv, {
       booleans: ["no-verify", "json", "quiet"],
+      options: ["progress-every"],
       positional: 1,
     });
     if (positional[0] === undefined && process.stdin.isTTY)
@@ -208,6 +211,7 @@ async function load(
   const progress = new Progress("import", {
     ...(size === undefined ? {} : { totalBytes: size }),
     quiet: flags.quiet !== undefined,
+    every: progressEvery(flags),
   });
   // First Ctrl-C: stop reading, commit what was handed over, print the summary. Second: leave.
   const interrupt = () => {
@@ -227,7 +231,8 @@ async function load(
     })) {
       if (sum.interrupted) break;
       const line = ++sum.lines;
-      progress.update(sum.bytes, line);
+      // `accepted` counts only outcomes heard after their batch was flushed: on disk.
+      progress.update(sum.bytes, line, () => `${fmtInt(sum.accepted)} accepted on disk`);
       if (text === null) {
         sum.invalid++;
         note(invalidShown, line, `invalid: line longer than ${fmtBytes(MAX_LINE)}`);

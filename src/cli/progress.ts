@@ -1,7 +1,7 @@
 // Progress on stderr for long data commands: on a terminal a bar redrawn in place with the rate
 // and ETA (ETA only when the total is known), otherwise a plain line every few seconds so logs
 // from cron or systemd stay readable.
-import { fmtBytes, fmtDuration, fmtInt } from "./data-args.ts";
+import { fmtBytes, fmtDuration, fmtInt, UsageError } from "./data-args.ts";
 
 export interface ProgressOptions {
   /** total bytes to read, when known (a file; not a pipe) */
@@ -14,6 +14,19 @@ export interface ProgressOptions {
   /** seconds between plain lines when not on a terminal */
   every?: number;
   quiet?: boolean;
+}
+
+/**
+ * `--progress-every SECONDS`: how often the plain progress lines come (default 5); each line
+ * states what is committed by then, so a log of them says what an interrupted run left on disk.
+ */
+export function progressEvery(flags: Record<string, string>): number | undefined {
+  const v = flags["progress-every"];
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (v.trim() === "" || !Number.isFinite(n) || n < 0)
+    throw new UsageError(`--progress-every must be a number of seconds (0 or more), got '${v}'`);
+  return n;
 }
 
 export class Progress {
@@ -36,8 +49,11 @@ export class Progress {
     return (performance.now() - this.started) / 1000;
   }
 
-  /** Called often; draws at most 10 times a second (terminal) or every `every` seconds. */
-  update(bytes: number, events: number): void {
+  /**
+   * Called often; draws at most 10 times a second (terminal) or every `every` seconds. `note`
+   * ends the line (what is committed so far).
+   */
+  update(bytes: number, events: number, note?: () => string): void {
     if (this.o.quiet) return;
     const now = performance.now();
     if (this.last === 0) {
@@ -48,10 +64,10 @@ export class Progress {
     }
     if (now - this.last < (this.tty ? 100 : this.everyMs)) return;
     this.last = now;
-    this.draw(bytes, events);
+    this.draw(bytes, events, note?.());
   }
 
-  private draw(bytes: number, events: number): void {
+  private draw(bytes: number, events: number, note: string | undefined): void {
     const secs = this.elapsed;
     const rate = secs > 0 ? events / secs : 0;
     const counting = this.o.total !== undefined;
@@ -60,7 +76,7 @@ export class Progress {
     const eta = frac !== undefined && frac > 0 ? fmtDuration(secs / frac - secs) : undefined;
     const stats = counting
       ? `${fmtInt(events)} of ${fmtInt(total ?? 0)} ${this.o.unit ?? "items"}, ${fmtInt(Math.round(rate))}/s`
-      : `${fmtInt(events)} lines, ${fmtInt(Math.round(rate))}/s, ${fmtBytes(bytes)}`;
+      : `${fmtInt(events)} lines, ${fmtInt(Math.round(rate))}/s, ${fmtBytes(bytes)}${note ? `, ${note}` : ""}`;
     if (!this.tty) {
       const pct = frac === undefined ? "" : ` (${(frac * 100).toFixed(1)}%${eta ? `, ETA ${eta}` : ""})`;
       process.stderr.write(`${this.label}: ${stats}${pct}\n`);

@@ -9,16 +9,21 @@ import { openDerived } from "../derived.ts";
 import { markStale } from "../store/consumer.ts";
 import { closeStore, type Store } from "../store/store.ts";
 import { claimForWrite, commandArgs, guarded, IoError, openExisting, UsageError } from "./data-args.ts";
-import { Progress } from "./progress.ts";
+import { Progress, progressEvery } from "./progress.ts";
 
-export const help = `relay reindex [NAME...] [--data DIR] [--config FILE] [--batch N] [--quiet]
+export const help = `relay reindex [NAME...] [--data DIR] [--config FILE] [--batch N] [--quiet] [--progress-every S]
 
 Rebuilds the named derived indexes from every stored event, N events per write transaction
 (default 10000), with a progress bar: 'indexes' (the REQ indexes), 'search' (NIP-50),
 'counters' (the HTTP API) and 'hll' (NIP-45 counts). Without a name, every one the
 configuration enables. Refused while 'relay serve' runs on this data directory (exit 1): the
 relay applies these indexes itself; stop it first (it also rebuilds an index at start when
-the index is missing or of another version).`;
+the index is missing or of another version).
+
+  --progress-every S   seconds between progress lines when not on a terminal (default 5)
+
+Each batch is committed with the index's watermark: an interrupted (even killed) reindex leaves
+the index partly rebuilt and marked so, and the next relay start or reindex continues it.`;
 
 const NAMES = ["indexes", "search", "counters", "hll"] as const;
 /** The setting that turns each on; the REQ indexes and NIP-45 counts are always kept. */
@@ -41,7 +46,7 @@ export async function run(argv: string[]): Promise<number> {
   return guarded("reindex", async () => {
     const { flags, config, positional } = commandArgs(argv, {
       booleans: ["quiet"],
-      options: ["batch"],
+      options: ["batch", "progress-every"],
       positional: NAMES.length,
     });
     const batch = flags.batch === undefined ? 10_000 : Number(flags.batch);
@@ -75,13 +80,15 @@ export async function run(argv: string[]): Promise<number> {
     try {
       for (const name of named) markStale(store, name);
       const quiet = flags.quiet !== undefined;
+      const every = progressEvery(flags);
       const bars = new Map<string, Progress>();
       const started = performance.now();
       openDerived(store, config, {
         log: () => {},
         batch,
         progress: (name, events, total) => {
-          const bar = bars.get(name) ?? new Progress(`reindex ${name}`, { total, unit: "events", quiet });
+          const bar =
+            bars.get(name) ?? new Progress(`reindex ${name}`, { total, unit: "events", quiet, every });
           bars.set(name, bar);
           bar.update(0, events);
         },

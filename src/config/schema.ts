@@ -84,7 +84,7 @@ export const SCHEMA = {
   "writer.maxBatch": i(2048, "most events committed in one write transaction", false, { min: 1 }),
   "store.mapSizeGb": i(
     1024,
-    "LMDB memory map of each environment, in GiB: the most data it can hold (address space, not memory or disk)",
+    "LMDB memory map reserved for each environment at start, in GiB (address space, not memory or disk); lmdb-js maps a larger one when the data outgrows it",
     false,
     { min: 1 },
   ),

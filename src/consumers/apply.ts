@@ -94,6 +94,8 @@ export class InThreadApplier implements Applier {
 export interface Applied {
   n: number;
   error?: string;
+  /** why, when the failure was a full disk or map (full.ts) */
+  full?: string;
 }
 
 /**
@@ -117,7 +119,7 @@ export class ThreadApplier implements Applier {
       if (!w) return;
       this.waiting.delete(m.n);
       if (m.error === undefined) w.resolve();
-      else w.reject(new Error(m.error));
+      else w.reject(Object.assign(new Error(m.error), { full: m.full }));
     });
     this.worker.on("error", (e: Error) => {
       this.broken = true;

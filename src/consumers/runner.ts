@@ -12,14 +12,16 @@
 // Why batches: every LMDB key written dirties its own page for the transaction, so cost follows
 // the number of distinct keys per commit. A batch of thousands of events writes each search
 // token, counter or index page once instead of once per event.
+import { join } from "node:path";
 import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
 import { readWatermark, writeWatermark } from "../store/consumer.ts";
+import { commitCause, FullState, fullReason } from "../store/full.ts";
 import type { Removal } from "../store/removals.ts";
 import { removalsAfter, trimRemovals } from "../store/removals.ts";
 import type { HighWater } from "../store/serials.ts";
 import { currentHighWater } from "../store/serials.ts";
 import type { Store } from "../store/store.ts";
-import { replayStored } from "../store/store.ts";
+import { DERIVED_DIR, replayStored } from "../store/store.ts";
 import type { Committed } from "../store/writer.ts";
 import type { Applier, GenPayload } from "./apply.ts";
 import { InThreadApplier } from "./apply.ts";
@@ -100,9 +102,14 @@ export interface RunnerOptions {
   /** apply as soon as this many events wait */
   batch: number;
   log?: (line: string) => void;
+  /** where failures go (default: `log`) */
+  logError?: (line: string) => void;
   /** applies generations elsewhere (a worker thread); default: in this thread */
   applier?: Applier;
 }
+
+/** A failing consumer batch is logged again at most this often. */
+const FAILURE_LOG_MS = 60_000;
 
 export interface ConsumerLag {
   name: string;
@@ -138,6 +145,12 @@ export class ConsumerRunner {
   private batches = 0;
   private lastApplyMs = 0;
   private diskSerial = 0;
+  /** why the last batch failed, while the consumers cannot apply (a full disk); else undefined */
+  failure: { reason: string; full: boolean; since: number; loggedAt: number } | undefined;
+  /** free space of derived/ when a batch failed for lack of room, to know when to try again */
+  private readonly room: FullState;
+  /** batches that failed to apply since start */
+  failedBatches = 0;
   private readonly log: (line: string) => void;
   private applier: Applier;
 
@@ -147,6 +160,7 @@ export class ConsumerRunner {
     private readonly o: RunnerOptions,
   ) {
     this.log = o.log ?? console.log;
+    this.room = new FullState(join(store.path, DERIVED_DIR));
     store.logRemovals = consumers.length > 0;
     this.open = new Gen(1, consumers, store.lastSerial, store.lastRemoval);
     this.applier = o.applier ?? new InThreadApplier(store, consumers);
@@ -387,6 +401,8 @@ export class ConsumerRunner {
     }
     const g = this.sealed[0];
     if (!g) return Promise.resolve();
+    // No room in derived/: wait for more free space (or RETRY_MS) instead of failing each tick.
+    if (this.failure?.full && !this.room.shouldTry()) return Promise.resolve();
     // A listener must hear of every batch, whether or not a reader asked for its view in time.
     this.consumers.forEach((c, i) => {
       if (c.listening) this.viewOf(g, i);
@@ -412,6 +428,14 @@ export class ConsumerRunner {
         removes: g.removes.map((r) => ({ serial: r.serial, p: derived(this.consumers, r, i) })),
       }));
       this.sealed.shift();
+      if (this.failure) {
+        const seconds = Math.round((Date.now() - this.failure.since) / 1000);
+        this.log(
+          `consumers: applying again after ${seconds} s of failures, ${this.lagEvents()} events to catch up`,
+        );
+        this.failure = undefined;
+        this.room.cleared();
+      }
       this.diskSerial = g.maxSerial;
       this.batches++;
       this.lastApplyMs = performance.now() - started;
@@ -420,16 +444,45 @@ export class ConsumerRunner {
       const through = g.maxSeq;
       if (through > this.trimmedThrough) {
         this.trimmedThrough = through;
-        void this.store.env.transaction(() => trimRemovals(this.store.removals, through)).catch(() => {});
+        void this.store.env
+          .transaction(() => trimRemovals(this.store.removals, through))
+          .catch((e: unknown) => commitCause(e));
       }
     } catch (e) {
-      // The batch stays sealed and is tried again at the next tick, before anything newer.
-      this.log(`consumers: could not apply a batch of ${g.live} events: ${(e as Error).message}`);
+      // The batch stays sealed and is tried again at the next tick, before anything newer: a
+      // full disk stops the consumers, and they catch up once there is room.
+      const cause = await commitCause(e);
+      const full = (cause as { full?: string }).full ?? fullReason(cause, join(this.store.path, DERIVED_DIR));
+      this.failing(full ?? cause.message, full !== undefined, g.live);
       if (this.applier.broken) {
         this.log("consumers: applying in this thread from now on");
         this.applier = new InThreadApplier(this.store, this.consumers);
       }
     }
+  }
+
+  /** A batch failed: say so at once, then at most once a minute while it goes on failing. */
+  private failing(reason: string, full: boolean, events: number): void {
+    const now = Date.now();
+    const was = this.failure;
+    this.failure = { reason, full, since: was?.since ?? now, loggedAt: was?.loggedAt ?? 0 };
+    if (full) this.room.failed(reason, now);
+    this.failedBatches++;
+    if (now - this.failure.loggedAt < FAILURE_LOG_MS) return;
+    this.failure.loggedAt = now;
+    const what = full ? `storage full: ${reason}` : reason;
+    (this.o.logError ?? this.log)(
+      was
+        ? `consumers: still failing since ${new Date(was.since).toISOString()}, ${this.lagEvents()} events waiting: ${what}`
+        : `consumers: could not apply a batch of ${events} events, trying again: ${what}`,
+    );
+  }
+
+  /** Events committed and not yet applied. */
+  private lagEvents(): number {
+    let n = this.open.live;
+    for (const g of this.sealed) n += g.live;
+    return n;
   }
 
   /** Applies everything committed so far. */

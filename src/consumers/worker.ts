@@ -2,15 +2,18 @@
 // the seqs of its removal records) to the same consumers the main thread reads, in its own
 // handles on the same LMDB environments. Reading the events from the log, parsing and deriving
 // (tokenising, counting) happen here, once per event for every consumer.
+import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { consumersByName } from "../derived.ts";
 import type { NostrEvent } from "../nostr/event.ts";
+import { commitCause, fullReason, guardCommitRejections } from "../store/full.ts";
 import { readU64, serialKey } from "../store/keys.ts";
 import { removalsAfter } from "../store/removals.ts";
-import { openStore } from "../store/store.ts";
+import { DERIVED_DIR, openStore } from "../store/store.ts";
 import type { Applied, GenPayload } from "./apply.ts";
 import { applyShares, shares } from "./apply.ts";
 
+guardCommitRejections();
 const { path, names, mapSizeGb } = workerData as { path: string; names: string[]; mapSizeGb?: number };
 const store = openStore(path, { mapSizeGb });
 const consumers = consumersByName(store, names);
@@ -50,7 +53,9 @@ parentPort?.on("message", async (g: GenPayload) => {
     });
     await applyShares(store, consumers, g, ready, true);
   } catch (e) {
-    reply = { n: g.n, error: (e as Error).message };
+    // A full disk: the runner keeps the generation and sends it again.
+    const cause = await commitCause(e);
+    reply = { n: g.n, error: cause.message, full: fullReason(cause, join(path, DERIVED_DIR)) };
   }
   parentPort?.postMessage(reply);
   collect(g.adds.length);

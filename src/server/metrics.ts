@@ -189,6 +189,41 @@ export function renderMetrics(ctx: RelayContext): string {
     "Duration of a derived index's last batch.",
     byConsumer((l) => l.lastApplyMs / 1000),
   );
+  const full = w.full;
+  const failure = ctx.derived.runner.failure;
+  x.metric(
+    "relay_storage_full",
+    "gauge",
+    "1 while writes fail for lack of room (disk or LMDB map full), by environment: the log (events are refused) or derived (the derived indexes wait).",
+    [
+      [{ store: "log" }, full.full ? 1 : 0],
+      [{ store: "derived" }, failure?.full ? 1 : 0],
+    ],
+  );
+  x.metric(
+    "relay_storage_full_refused_total",
+    "counter",
+    "Events refused with 'error: storage full' since start.",
+    [[{}, full.refused]],
+  );
+  x.metric(
+    "relay_storage_full_episodes_total",
+    "counter",
+    "Times the log's storage became full since start.",
+    [[{}, full.episodes]],
+  );
+  x.metric(
+    "relay_consumer_failing",
+    "gauge",
+    "1 while the derived indexes cannot apply their batches (they catch up once they can).",
+    [[{}, failure ? 1 : 0]],
+  );
+  x.metric(
+    "relay_consumer_failed_batches_total",
+    "counter",
+    "Batches of the derived indexes that failed to apply since start (each is tried again).",
+    [[{}, ctx.derived.runner.failedBatches]],
+  );
   if (ctx.cluster) clusterMetrics(x, ctx.cluster.status);
   x.metric("process_resident_memory_bytes", "gauge", "Resident set size.", [[{}, process.memoryUsage.rss()]]);
   x.metric("process_uptime_seconds", "gauge", "Seconds since start.", [

@@ -8,7 +8,8 @@
 // every time: `relay delete` and a NIP-62 vanish on such a copy crashed the process
 // (kriszyp/lmdb-js#198 reports corrupt compacted backups). The plain copy (mdb_env_copy,
 // `backup(dest, false)`) and a rewrite through ordinary puts are sound.
-import { readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import type { RootDatabase, Transaction } from "lmdb";
 import { open } from "lmdb";
 
@@ -81,3 +82,26 @@ export async function plainCopy(env: RootDatabase, dest: string): Promise<void> 
 
 /** Whether a directory already holds an LMDB data file. */
 export const holdsData = (dir: string): boolean => readdirSync(dir).includes("data.mdb");
+
+/**
+ * Where a copy is written until it is complete: DEST/incomplete/, emptied first (what a copy
+ * killed part way left there). Only a copy that checks out is moved to DEST/data.mdb
+ * (`publishCopy`, one rename), so DEST never holds a torn or partial data.mdb that a relay
+ * could be started on.
+ */
+export function stagingDir(dest: string): string {
+  const dir = join(dest, INCOMPLETE);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** The staging subdirectory's name. */
+export const INCOMPLETE = "incomplete";
+
+/** Moves a checked copy from DEST/incomplete/ to DEST/data.mdb and removes the staging. */
+export function publishCopy(dest: string): void {
+  const dir = join(dest, INCOMPLETE);
+  renameSync(join(dir, "data.mdb"), join(dest, "data.mdb"));
+  rmSync(dir, { recursive: true, force: true });
+}

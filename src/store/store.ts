@@ -17,6 +17,8 @@ import { readHighWater } from "./serials.ts";
 export type BinDb = Database<Buffer, Buffer>;
 
 export interface Store {
+  /** the data directory */
+  path: string;
   /** the log and what deciding an event needs */
   env: RootDatabase;
   /** what the consumers derive from the log (rebuildable) */
@@ -167,6 +169,7 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   const events = db("events");
   const removals = db("removals");
   const s: Store = {
+    path,
     env,
     derived,
     events,

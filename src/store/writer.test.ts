@@ -61,3 +61,26 @@ test("the newest event's serial is never handed out again once it is deleted, ev
     rmSync(d, { recursive: true, force: true });
   }
 });
+
+test("a map smaller than the data grows by itself: lmdb-js remaps instead of failing with MDB_MAP_FULL", async () => {
+  const small = mkdtempSync(join(tmpdir(), "writer-map-"));
+  // A 2 MiB map, and 8 MiB of events.
+  const s = openStore(small, { mapSizeGb: 2 / 1024 });
+  try {
+    const w = new Writer(s, 64, () => {});
+    const big = (n: number): [NostrEvent, string] => {
+      const [e] = ev(1_000_000 + n);
+      const f = { ...e, content: "y".repeat(64 * 1024) };
+      return [f, storedJson(f)];
+    };
+    const outcomes = await w.submitMany(
+      Array.from({ length: 128 }, (_, i) => big(i)).map(([event, json]) => ({ event, json })),
+    );
+    expect(outcomes.filter((o) => o.status !== "stored")).toEqual([]);
+    expect(w.full.full).toBe(false);
+    expect(s.events.getCount()).toBe(128);
+  } finally {
+    await closeStore(s);
+    rmSync(small, { recursive: true, force: true });
+  }
+});

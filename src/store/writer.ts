@@ -13,6 +13,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, olderVersion } from "../wire/reasons.ts";
+import { commitCause, FullState, fullReason } from "./full.ts";
 import { readReplaceable, readU64, replaceableValue, serialKey } from "./keys.ts";
 import {
   addressOf,
@@ -28,6 +29,18 @@ import type { HighWater } from "./serials.ts";
 import { currentHighWater, writeTxn } from "./serials.ts";
 import type { Store } from "./store.ts";
 import { putEvent } from "./store.ts";
+
+/** The start of every refusal for lack of room (after `error: `). */
+export const FULL = "storage full: ";
+/** A full writer logs again at most this often. */
+const FULL_LOG_MS = 60_000;
+
+/** Resolves once the store's newest commit is on disk (lmdb-js's `flushed`, taken now). */
+function flushOf(s: Store): Promise<void> {
+  return new Promise((resolve, reject) => {
+    s.env.flushed.then(() => resolve(), reject);
+  });
+}
 
 export type WriteOutcome =
   | { status: "stored"; serial: number; replaced: boolean }
@@ -102,6 +115,9 @@ export class Writer {
   private running = false;
   private idle: Promise<void> = Promise.resolve();
   private idleResolve: (() => void) | undefined;
+  /** storage full (full.ts): refusals, /metrics */
+  readonly full: FullState;
+  private fullLoggedAt = 0;
   batches = 0;
   lastBatchSize = 0;
   lastCommitMs = 0;
@@ -119,6 +135,7 @@ export class Writer {
   ) {
     this.opts = typeof opts === "number" ? { maxBatch: opts } : opts;
     this.visibleSerial = store.lastSerial;
+    this.full = new FullState(store.path);
     this.known = { serial: store.lastSerial, removal: store.lastRemoval };
   }
 
@@ -193,49 +210,114 @@ export class Writer {
       const started = performance.now();
       let removed: Removal[] = [];
       let others: Others | undefined;
+      // Storage full: refuse events at once until there may be room again (full.ts); tasks and
+      // the look at other processes' commits still run.
+      const refusing = this.full.full && !this.full.shouldTry() ? this.storageFull() : undefined;
+      let committed = false;
       try {
-        // One transaction and one commit per batch: every put of the batch is made here.
-        await writeTxn(s, (before) => {
-          s.arena.reset();
-          s.removedInTxn = [];
-          others = this.opts.follow ? this.othersSince(before) : undefined;
-          try {
-            for (const p of batch) {
-              if (p.type === "event") p.outcome = this.apply(p.event, p.json);
-              else
-                try {
-                  p.result = p.run(s);
-                } catch (e) {
-                  p.failed = e ?? new Error("task failed");
-                }
-            }
-          } finally {
-            removed = s.removedInTxn;
+        if (refusing && batch.every((p) => p.type === "event")) {
+          for (const p of batch) if (p.type === "event") p.outcome = { status: "rejected", reject: refusing };
+        } else {
+          const marks = { serial: s.lastSerial, removal: s.lastRemoval };
+          // One transaction and one commit per batch: every put of the batch is made here.
+          await writeTxn(s, (before) => {
+            s.arena.reset();
             s.removedInTxn = [];
-          }
-        });
-        // Committed: readers see the batch (what a REQ would return at this moment) and live
-        // subscribers get it, in commit order.
-        this.publish(batch, removed, others);
+            marks.serial = before.serial;
+            marks.removal = before.removal;
+            others = this.opts.follow ? this.othersSince(before) : undefined;
+            try {
+              for (const p of batch) {
+                if (p.type === "event")
+                  p.outcome = refusing
+                    ? { status: "rejected", reject: refusing }
+                    : this.apply(p.event, p.json);
+                else
+                  try {
+                    p.result = p.run(s);
+                  } catch (e) {
+                    p.failed = e ?? new Error("task failed");
+                  }
+              }
+            } finally {
+              removed = s.removedInTxn;
+              s.removedInTxn = [];
+            }
+          });
+          committed = true;
+          // Room again once a commit that wrote to the log went through.
+          if (this.full.full && (s.lastSerial !== marks.serial || s.lastRemoval !== marks.removal))
+            this.roomAgain();
+          // Committed: readers see the batch (what a REQ would return at this moment) and live
+          // subscribers get it, in commit order.
+          this.publish(batch, removed, others);
+        }
       } catch (e) {
         // Disk full, map full, a broken environment: nothing in this batch is stored.
-        log.error("write transaction failed", { items: batch.length, error: e });
-        const r = error(`could not store event: ${(e as Error).message}`);
+        const cause = await commitCause(e);
+        const reason = fullReason(cause, s.path);
+        if (reason) this.noRoom(reason, batch.length);
+        else log.error("write transaction failed", { items: batch.length, error: cause });
+        const r = reason ? this.storageFull() : error(`could not store event: ${cause.message}`);
         for (const p of batch) {
           if (p.type === "event") p.outcome = { status: "rejected", reject: r };
-          else p.failed = e;
+          else p.failed = cause;
         }
       }
+      for (const p of batch)
+        if (
+          p.type === "event" &&
+          p.outcome?.status === "rejected" &&
+          p.outcome.reject.message.startsWith(FULL)
+        )
+          this.full.refused++;
       this.batches++;
       this.lastBatchSize = batch.length;
       this.lastCommitMs = performance.now() - started;
       // The next batch may start while this one is flushed to disk; the OKs wait for the flush,
-      // so `OK true` means on disk.
+      // so `OK true` means on disk. The flush is taken now: lmdb-js's `flushed` follows its
+      // newest commit, and a later one that fails is never flushed.
+      const onDisk = committed ? flushOf(s) : Promise.resolve();
       const prev = flushing;
-      flushing = prev.then(() => s.env.flushed).then(() => this.answer(batch));
+      flushing = prev.then(() =>
+        onDisk.then(
+          () => this.answer(batch),
+          (e: unknown) => this.answer(batch, e),
+        ),
+      );
       if (this.queue.length === 0) await flushing;
     }
     await flushing;
+  }
+
+  /** The refusal while storage is full. */
+  private storageFull(): Reject {
+    return error(`${FULL}${this.full.reason ?? "no room left"}`);
+  }
+
+  /** A commit failed for lack of room: log it at once, then at most once a minute. */
+  private noRoom(reason: string, items: number): void {
+    const was = this.full.full;
+    this.full.failed(reason);
+    const now = Date.now();
+    if (was && now - this.fullLoggedAt < FULL_LOG_MS) return;
+    this.fullLoggedAt = now;
+    log.error(
+      was ? "storage still full, writes refused" : "storage full, writes refused until there is room",
+      {
+        reason,
+        items,
+        refused: this.full.refused,
+        since: new Date(this.full.since).toISOString(),
+      },
+    );
+  }
+
+  private roomAgain(): void {
+    const seconds = Math.round((Date.now() - this.full.since) / 1000);
+    log.info("storage has room again, writes accepted", { seconds, refused: this.full.refused });
+    this.full.cleared();
+    this.fullLoggedAt = 0;
   }
 
   /**
@@ -280,15 +362,24 @@ export class Writer {
     if (stored.length > 0 || gone.length > 0 || others) this.onCommitted(stored, gone, this.known);
   }
 
-  /** Answers every submitter of a batch that is on disk. */
-  private answer(batch: Pending[]): void {
+  /**
+   * Answers every submitter of a batch that is on disk. When its flush to disk failed
+   * (`flushFailed`), what it stored is not acknowledged: those events get `error:`.
+   */
+  private answer(batch: Pending[], flushFailed?: unknown): void {
+    const failed = flushFailed !== undefined;
+    if (failed) log.error("flush to disk failed", { items: batch.length, error: flushFailed });
+    const notOnDisk = error(`could not flush to disk: ${(flushFailed as Error | undefined)?.message}`);
     for (const p of batch) {
       if (p.type === "task") {
         if (p.failed !== undefined) p.reject(p.failed);
+        else if (failed) p.reject(flushFailed);
         else p.resolve(p.result);
       } else {
         const g = p.group;
-        g.outcomes[p.index] = p.outcome ?? { status: "rejected", reject: error("not written") };
+        let o: WriteOutcome = p.outcome ?? { status: "rejected", reject: error("not written") };
+        if (failed && o.status === "stored") o = { status: "rejected", reject: notOnDisk };
+        g.outcomes[p.index] = o;
         if (--g.left === 0) g.resolve(g.outcomes);
       }
     }
