@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
-// The one entry point: `relay [command] [options]`. Each command is a file in src/cli/.
+// The one entry point: `relay [command] [options]`. Each command is a file in src/cli/: data/ for
+// those that work on a data directory, net/ for those that talk to relays, the rest beside them.
 import pkg from "../package.json" with { type: "json" };
 import { ConfigError } from "./config/load.ts";
 import { guardCommitRejections } from "./store/full.ts";
@@ -14,32 +15,35 @@ const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> 
   config: { about: "print the documented default configuration", load: () => import("./cli/config.ts") },
   keygen: { about: "make a key pair, random or from a mnemonic", load: () => import("./cli/keygen.ts") },
   nip19: { about: "encode and decode npub, nprofile, naddr, ...", load: () => import("./cli/nip19.ts") },
-  import: { about: "load JSONL events (strfry/nostream export)", load: () => import("./cli/import.ts") },
-  export: { about: "write stored events as JSONL, oldest first", load: () => import("./cli/export.ts") },
-  stats: { about: "event counts by kind, database sizes", load: () => import("./cli/stats.ts") },
-  compact: { about: "write a compacted copy of the data", load: () => import("./cli/compact.ts") },
+  import: { about: "load JSONL events (strfry/nostream export)", load: () => import("./cli/data/import.ts") },
+  export: { about: "write stored events as JSONL, oldest first", load: () => import("./cli/data/export.ts") },
+  stats: { about: "event counts by kind, database sizes", load: () => import("./cli/data/stats.ts") },
+  compact: { about: "write a compacted copy of the data", load: () => import("./cli/data/compact.ts") },
   backup: {
     about: "write a consistent copy of the data while serving",
-    load: () => import("./cli/backup.ts"),
+    load: () => import("./cli/data/backup.ts"),
   },
   check: {
     about: "verify (and --repair) events against their indexes",
-    load: () => import("./cli/check.ts"),
+    load: () => import("./cli/data/check.ts"),
   },
-  delete: { about: "remove stored events matching a filter", load: () => import("./cli/delete.ts") },
+  delete: { about: "remove stored events matching a filter", load: () => import("./cli/data/delete.ts") },
   reindex: {
     about: "rebuild derived indexes (search, counters) from stored events",
-    load: () => import("./cli/reindex.ts"),
+    load: () => import("./cli/data/reindex.ts"),
   },
-  sync: { about: "reconcile with any relay by negentropy (NIP-77)", load: () => import("./cli/sync.ts") },
+  sync: { about: "reconcile with any relay by negentropy (NIP-77)", load: () => import("./cli/net/sync.ts") },
   stream: {
     about: "mirror new events live to and from another relay",
-    load: () => import("./cli/stream.ts"),
+    load: () => import("./cli/net/stream.ts"),
   },
-  req: { about: "query any relay: one REQ, events as JSONL", load: () => import("./cli/req.ts") },
-  publish: { about: "sign and send an event to any relay", load: () => import("./cli/publish.ts") },
-  admin: { about: "call a relay's NIP-86 management API", load: () => import("./cli/admin.ts") },
-  doctor: { about: "diagnose a relay: DNS, TCP, TLS, NIP-11, REQ", load: () => import("./cli/doctor.ts") },
+  req: { about: "query any relay: one REQ, events as JSONL", load: () => import("./cli/net/req.ts") },
+  publish: { about: "sign and send an event to any relay", load: () => import("./cli/net/publish.ts") },
+  admin: { about: "call a relay's NIP-86 management API", load: () => import("./cli/net/admin.ts") },
+  doctor: {
+    about: "diagnose a relay: DNS, TCP, TLS, NIP-11, REQ",
+    load: () => import("./cli/net/doctor.ts"),
+  },
 };
 
 function usage(): string {

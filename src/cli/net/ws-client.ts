@@ -2,7 +2,7 @@
 // frame at a time against a deadline, and plain-words explanations of why a connection failed.
 
 /** Bad input from the user: the command prints it as one line on stderr and exits with its usage code. */
-import { UsageError } from "./args.ts";
+import { UsageError } from "../args.ts";
 
 export { UsageError };
 

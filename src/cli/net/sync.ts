@@ -4,17 +4,17 @@
 // each), with progress on stderr and a summary on stdout.
 
 import { nip77 } from "nostr-tools";
-import { storedJson } from "../nostr/canonical.ts";
-import type { Filter } from "../nostr/filter.ts";
-import { isEphemeral } from "../nostr/kinds.ts";
-import { PackedStorage, sortItems } from "../nostr/negentropy.ts";
-import { hexBytes, readU64 } from "../store/keys.ts";
-import { collectItems } from "../store/neg-items.ts";
-import { readEvent } from "../store/store.ts";
-import { isReject, reasonText } from "../wire/reasons.ts";
-import { commandArgs, filterFromFlags, fmtInt, guarded, IoError, UsageError } from "./data-args.ts";
-import type { LocalWriter } from "./local-writer.ts";
-import { openLocalWriter } from "./local-writer.ts";
+import { storedJson } from "../../nostr/canonical.ts";
+import type { Filter } from "../../nostr/filter.ts";
+import { isEphemeral } from "../../nostr/kinds.ts";
+import { PackedStorage, sortItems } from "../../nostr/negentropy.ts";
+import { hexBytes, readU64 } from "../../store/keys.ts";
+import { collectItems } from "../../store/neg-items.ts";
+import { readEvent } from "../../store/store.ts";
+import { isReject, reasonText } from "../../wire/reasons.ts";
+import type { LocalWriter } from "../data/local-writer.ts";
+import { openLocalWriter } from "../data/local-writer.ts";
+import { commandArgs, filterFromFlags, fmtInt, guarded, IoError, UsageError } from "../data-args.ts";
 import { secretKey } from "./nip42.ts";
 import { Remote, RemoteError, wantsAuth } from "./remote.ts";
 import { ConnectError, relayUrl, timeoutMs } from "./ws-client.ts";

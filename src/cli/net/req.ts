@@ -1,6 +1,6 @@
 // `relay req`: one REQ to any relay, the events it answers printed as JSONL (the format `relay
 // import` reads), for checking what a relay holds or watching what it receives.
-import { parseArgs, stdoutDrained } from "./args.ts";
+import { parseArgs, stdoutDrained } from "../args.ts";
 import { asksAuth, authenticate, optionalSecretKey } from "./nip42.ts";
 import { ConnectError, RelaySocket, relayUrl, timeoutMs, UsageError } from "./ws-client.ts";
 

@@ -2,7 +2,7 @@
 // the relay's OK answer, for testing a relay's write rules or posting operator announcements.
 import { readFileSync } from "node:fs";
 import { finalizeEvent } from "nostr-tools/pure";
-import { parseArgs, takeRepeated } from "./args.ts";
+import { parseArgs, takeRepeated } from "../args.ts";
 import { asksAuth, authenticate, optionalSecretKey, secretKey } from "./nip42.ts";
 import { ConnectError, RelaySocket, relayUrl, timeoutMs, UsageError } from "./ws-client.ts";
 

@@ -5,10 +5,10 @@
 
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { checkStore } from "../store/check.ts";
-import { holdsData, plainCopy, publishCopy, stagingDir } from "../store/copy.ts";
-import type { Store } from "../store/store.ts";
-import { closeStore } from "../store/store.ts";
+import { checkStore } from "../../store/check.ts";
+import { holdsData, plainCopy, publishCopy, stagingDir } from "../../store/copy.ts";
+import type { Store } from "../../store/store.ts";
+import { closeStore } from "../../store/store.ts";
 import {
   commandArgs,
   dataFileSize,
@@ -18,7 +18,7 @@ import {
   IoError,
   openExisting,
   UsageError,
-} from "./data-args.ts";
+} from "../data-args.ts";
 
 export const help = `relay backup DEST [--json] [--data DIR] [--config FILE]
 

@@ -2,15 +2,15 @@
 // --repair, puts back what is missing, removes what points nowhere, takes out events that
 // should be gone, and rebuilds a derived index that cannot be trusted.
 
-import { openDerived } from "../derived.ts";
-import type { CheckResult, Fix } from "../store/check.ts";
-import { checkStore, problemCount } from "../store/check.ts";
-import { markStale } from "../store/consumer.ts";
-import { removeBySerial } from "../store/lifecycle.ts";
-import { writeTxnSync } from "../store/serials.ts";
-import type { Store } from "../store/store.ts";
-import { closeStore } from "../store/store.ts";
-import { claimForWrite, commandArgs, fmtInt, guarded, IoError, openExisting } from "./data-args.ts";
+import { openDerived } from "../../derived.ts";
+import type { CheckResult, Fix } from "../../store/check.ts";
+import { checkStore, problemCount } from "../../store/check.ts";
+import { markStale } from "../../store/consumer.ts";
+import { removeBySerial } from "../../store/lifecycle.ts";
+import { writeTxnSync } from "../../store/serials.ts";
+import type { Store } from "../../store/store.ts";
+import { closeStore } from "../../store/store.ts";
+import { claimForWrite, commandArgs, fmtInt, guarded, IoError, openExisting } from "../data-args.ts";
 
 export const help = `relay check [--repair] [--json] [--data DIR] [--config FILE]
 

@@ -3,8 +3,8 @@
 // side sends is published to the other and remembered by id, so an event coming back (the
 // mirror's own publication, echoed by the target's subscription) is never sent again. A side
 // that drops is reconnected with backoff and resubscribed from a little before the drop.
-import type { Filter } from "../nostr/filter.ts";
-import { commandArgs, filterFromFlags, guarded, UsageError } from "./data-args.ts";
+import type { Filter } from "../../nostr/filter.ts";
+import { commandArgs, filterFromFlags, guarded, UsageError } from "../data-args.ts";
 import { secretKey } from "./nip42.ts";
 import { Remote, RemoteError, wantsAuth } from "./remote.ts";
 import { relayUrl } from "./ws-client.ts";

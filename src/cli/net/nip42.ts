@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { hexToBytes } from "@noble/hashes/utils.js";
 import * as nip19 from "nostr-tools/nip19";
 import { finalizeEvent } from "nostr-tools/pure";
-import { UsageError } from "./args.ts";
+import { UsageError } from "../args.ts";
 import type { RelaySocket } from "./ws-client.ts";
 
 /** Whether a relay's OK or CLOSED message asks the client to authenticate first. */

@@ -5,10 +5,10 @@
 
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { openDerived } from "../derived.ts";
-import { markStale } from "../store/consumer.ts";
-import { closeStore, type Store } from "../store/store.ts";
-import { claimForWrite, commandArgs, guarded, IoError, openExisting, UsageError } from "./data-args.ts";
+import { openDerived } from "../../derived.ts";
+import { markStale } from "../../store/consumer.ts";
+import { closeStore, type Store } from "../../store/store.ts";
+import { claimForWrite, commandArgs, guarded, IoError, openExisting, UsageError } from "../data-args.ts";
 import { Progress, progressEvery } from "./progress.ts";
 
 export const help = `relay reindex [NAME...] [--data DIR] [--config FILE] [--batch N] [--quiet] [--progress-every S]

@@ -1,9 +1,9 @@
 // `relay delete --filter JSON`: removes matching stored events with every index entry they own
 // (and the replaceable pointer when it points at them), in write transactions of a chunk each.
 
-import { removeBySerial } from "../store/lifecycle.ts";
-import { scanOldestFirst, storedId } from "../store/scan.ts";
-import { writeTxn } from "../store/serials.ts";
+import { removeBySerial } from "../../store/lifecycle.ts";
+import { scanOldestFirst, storedId } from "../../store/scan.ts";
+import { writeTxn } from "../../store/serials.ts";
 import {
   commandArgs,
   filterFromFlags,
@@ -12,7 +12,7 @@ import {
   openForWrite,
   StdoutSink,
   UsageError,
-} from "./data-args.ts";
+} from "../data-args.ts";
 import { progressEvery } from "./progress.ts";
 
 export const help = `relay delete --filter JSON [--since T] [--until T] [--dry-run] [--batch N] [--progress-every S] [--data DIR] [--config FILE]

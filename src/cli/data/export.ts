@@ -1,9 +1,9 @@
 // `relay export`: every stored event (or those matching a filter) as JSONL on stdout, the stored
 // bytes verbatim, oldest first, read from the planner's index in chunks.
 
-import { scanOldestFirst } from "../store/scan.ts";
-import { closeStore } from "../store/store.ts";
-import { commandArgs, filterFromFlags, fmtInt, guarded, openExisting, StdoutSink } from "./data-args.ts";
+import { scanOldestFirst } from "../../store/scan.ts";
+import { closeStore } from "../../store/store.ts";
+import { commandArgs, filterFromFlags, fmtInt, guarded, openExisting, StdoutSink } from "../data-args.ts";
 
 export const help = `relay export [--filter JSON] [--since T] [--until T] [--quiet] [--data DIR] [--config FILE]
 

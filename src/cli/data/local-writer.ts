@@ -4,17 +4,17 @@
 // (`admit`, with the past limit lifted: archives are old), and an orderly close. One path, so
 // whatever makes it safe beside a running relay applies to every command that writes.
 
-import type { Config } from "../config/schema.ts";
-import { admit } from "../ingest/event.ts";
-import { Moderation } from "../manage/moderation.ts";
-import type { NostrEvent } from "../nostr/event.ts";
-import { ownUrlCheck } from "../nostr/relay-url.ts";
-import type { Store } from "../store/store.ts";
-import { Writer } from "../store/writer.ts";
-import type { BackendPreference } from "../verify/select.ts";
-import { chooseBackend } from "../verify/select.ts";
-import type { Reject } from "../wire/reasons.ts";
-import { openForWrite } from "./data-args.ts";
+import type { Config } from "../../config/schema.ts";
+import { admit } from "../../ingest/event.ts";
+import { Moderation } from "../../manage/moderation.ts";
+import type { NostrEvent } from "../../nostr/event.ts";
+import { ownUrlCheck } from "../../nostr/relay-url.ts";
+import type { Store } from "../../store/store.ts";
+import { Writer } from "../../store/writer.ts";
+import type { BackendPreference } from "../../verify/select.ts";
+import { chooseBackend } from "../../verify/select.ts";
+import type { Reject } from "../../wire/reasons.ts";
+import { openForWrite } from "../data-args.ts";
 
 export interface LocalWriter {
   store: Store;

@@ -3,10 +3,10 @@
 // and for the derived one (derived/: REQ indexes, search, counters).
 
 import type { RootDatabase } from "lmdb";
-import { countByKind, timeBounds } from "../store/scan.ts";
-import type { Store } from "../store/store.ts";
-import { closeStore } from "../store/store.ts";
-import { commandArgs, dataFileSize, fmtBytes, fmtInt, guarded, isoTime, openExisting } from "./data-args.ts";
+import { countByKind, timeBounds } from "../../store/scan.ts";
+import type { Store } from "../../store/store.ts";
+import { closeStore } from "../../store/store.ts";
+import { commandArgs, dataFileSize, fmtBytes, fmtInt, guarded, isoTime, openExisting } from "../data-args.ts";
 
 export const help = `relay stats [--json] [--data DIR] [--config FILE]
 

@@ -4,7 +4,7 @@
 import { lookup } from "node:dns/promises";
 import { isIP, connect as tcpConnect } from "node:net";
 import { connect as tlsConnect } from "node:tls";
-import { parseArgs } from "./args.ts";
+import { parseArgs } from "../args.ts";
 import { ConnectError, explain, RelaySocket, relayUrl, timeoutMs, UsageError } from "./ws-client.ts";
 
 export const help = `relay doctor URL [--timeout S] [--json]

@@ -6,10 +6,10 @@
 
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { checkStore } from "../store/check.ts";
-import { compactCopy, holdsData, publishCopy, stagingDir } from "../store/copy.ts";
-import type { Store } from "../store/store.ts";
-import { closeStore } from "../store/store.ts";
+import { checkStore } from "../../store/check.ts";
+import { compactCopy, holdsData, publishCopy, stagingDir } from "../../store/copy.ts";
+import type { Store } from "../../store/store.ts";
+import { closeStore } from "../../store/store.ts";
 import {
   commandArgs,
   dataFileSize,
@@ -19,7 +19,7 @@ import {
   IoError,
   openExisting,
   UsageError,
-} from "./data-args.ts";
+} from "../data-args.ts";
 import { type DbStats, databaseStats } from "./stats.ts";
 
 export const help = `relay compact DEST [--json] [--data DIR] [--config FILE]

@@ -3,12 +3,12 @@
 // the writer in chunks so it commits them in large batches.
 
 import { createReadStream, statSync } from "node:fs";
-import type { Config } from "../config/schema.ts";
-import { storedJson } from "../nostr/canonical.ts";
-import { isEphemeral } from "../nostr/kinds.ts";
-import type { WriteOutcome } from "../store/writer.ts";
-import { isReject, reasonText } from "../wire/reasons.ts";
-import { commandArgs, fmtBytes, fmtInt, guarded, IoError, UsageError } from "./data-args.ts";
+import type { Config } from "../../config/schema.ts";
+import { storedJson } from "../../nostr/canonical.ts";
+import { isEphemeral } from "../../nostr/kinds.ts";
+import type { WriteOutcome } from "../../store/writer.ts";
+import { isReject, reasonText } from "../../wire/reasons.ts";
+import { commandArgs, fmtBytes, fmtInt, guarded, IoError, UsageError } from "../data-args.ts";
 import type { LocalWriter } from "./local-writer.ts";
 import { openLocalWriter } from "./local-writer.ts";
 import { Progress, progressEvery } from "./progress.ts";
