@@ -10,7 +10,9 @@ import { removeBySerial } from "../../store/lifecycle.ts";
 import { writeTxnSync } from "../../store/serials.ts";
 import type { Store } from "../../store/store.ts";
 import { closeStore } from "../../store/store.ts";
-import { claimForWrite, commandArgs, fmtInt, guarded, IoError, openExisting } from "../data-args.ts";
+import { commandArgs } from "../command-args.ts";
+import { fmtInt, guarded, IoError } from "../output.ts";
+import { claimForWrite, openExisting } from "./open-store.ts";
 
 export const help = `relay check [--repair] [--json] [--data DIR] [--config FILE]
 

@@ -10,16 +10,10 @@ import { checkStore } from "../../store/check.ts";
 import { compactCopy, holdsData, publishCopy, stagingDir } from "../../store/copy.ts";
 import type { Store } from "../../store/store.ts";
 import { closeStore } from "../../store/store.ts";
-import {
-  commandArgs,
-  dataFileSize,
-  fmtBytes,
-  fmtInt,
-  guarded,
-  IoError,
-  openExisting,
-  UsageError,
-} from "../data-args.ts";
+import { UsageError } from "../args.ts";
+import { commandArgs } from "../command-args.ts";
+import { fmtBytes, fmtInt, guarded, IoError } from "../output.ts";
+import { dataFileSize, openExisting } from "./open-store.ts";
 import { type DbStats, databaseStats } from "./stats.ts";
 
 export const help = `relay compact DEST [--json] [--data DIR] [--config FILE]

@@ -4,15 +4,10 @@
 import { removeBySerial } from "../../store/lifecycle.ts";
 import { scanOldestFirst, storedId } from "../../store/scan.ts";
 import { writeTxn } from "../../store/serials.ts";
-import {
-  commandArgs,
-  filterFromFlags,
-  fmtInt,
-  guarded,
-  openForWrite,
-  StdoutSink,
-  UsageError,
-} from "../data-args.ts";
+import { UsageError } from "../args.ts";
+import { commandArgs, filterFromFlags } from "../command-args.ts";
+import { fmtInt, guarded, StdoutSink } from "../output.ts";
+import { openForWrite } from "./open-store.ts";
 import { progressEvery } from "./progress.ts";
 
 export const help = `relay delete --filter JSON [--since T] [--until T] [--dry-run] [--batch N] [--progress-every S] [--data DIR] [--config FILE]

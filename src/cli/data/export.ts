@@ -3,7 +3,9 @@
 
 import { scanOldestFirst } from "../../store/scan.ts";
 import { closeStore } from "../../store/store.ts";
-import { commandArgs, filterFromFlags, fmtInt, guarded, openExisting, StdoutSink } from "../data-args.ts";
+import { commandArgs, filterFromFlags } from "../command-args.ts";
+import { fmtInt, guarded, StdoutSink } from "../output.ts";
+import { openExisting } from "./open-store.ts";
 
 export const help = `relay export [--filter JSON] [--since T] [--until T] [--quiet] [--data DIR] [--config FILE]
 

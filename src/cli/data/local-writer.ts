@@ -14,7 +14,7 @@ import { Writer } from "../../store/writer.ts";
 import type { BackendPreference } from "../../verify/select.ts";
 import { chooseBackend } from "../../verify/select.ts";
 import type { Reject } from "../../wire/reasons.ts";
-import { openForWrite } from "../data-args.ts";
+import { openForWrite } from "./open-store.ts";
 
 export interface LocalWriter {
   store: Store;

@@ -1,7 +1,8 @@
 // Progress on stderr for long data commands: on a terminal a bar redrawn in place with the rate
 // and ETA (ETA only when the total is known), otherwise a plain line every few seconds so logs
 // from cron or systemd stay readable.
-import { fmtBytes, fmtDuration, fmtInt, UsageError } from "../data-args.ts";
+import { UsageError } from "../args.ts";
+import { fmtBytes, fmtDuration, fmtInt } from "../output.ts";
 
 export interface ProgressOptions {
   /** total bytes to read, when known (a file; not a pipe) */

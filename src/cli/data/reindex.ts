@@ -8,7 +8,10 @@ import { join } from "node:path";
 import { openDerived } from "../../derived.ts";
 import { markStale } from "../../store/consumer.ts";
 import { closeStore, type Store } from "../../store/store.ts";
-import { claimForWrite, commandArgs, guarded, IoError, openExisting, UsageError } from "../data-args.ts";
+import { UsageError } from "../args.ts";
+import { commandArgs } from "../command-args.ts";
+import { guarded, IoError } from "../output.ts";
+import { claimForWrite, openExisting } from "./open-store.ts";
 import { Progress, progressEvery } from "./progress.ts";
 
 export const help = `relay reindex [NAME...] [--data DIR] [--config FILE] [--batch N] [--quiet] [--progress-every S]

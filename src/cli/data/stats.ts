@@ -6,7 +6,9 @@ import type { RootDatabase } from "lmdb";
 import { countByKind, timeBounds } from "../../store/scan.ts";
 import type { Store } from "../../store/store.ts";
 import { closeStore } from "../../store/store.ts";
-import { commandArgs, dataFileSize, fmtBytes, fmtInt, guarded, isoTime, openExisting } from "../data-args.ts";
+import { commandArgs } from "../command-args.ts";
+import { fmtBytes, fmtInt, guarded, isoTime } from "../output.ts";
+import { dataFileSize, openExisting } from "./open-store.ts";
 
 export const help = `relay stats [--json] [--data DIR] [--config FILE]
 

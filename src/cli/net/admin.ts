@@ -4,7 +4,7 @@ import * as nip19 from "nostr-tools/nip19";
 import * as nip98 from "nostr-tools/nip98";
 import { finalizeEvent } from "nostr-tools/pure";
 import { parseArgs, UsageError } from "../args.ts";
-import { guarded, IoError } from "../data-args.ts";
+import { guarded, IoError } from "../output.ts";
 import { secretKey } from "./nip42.ts";
 import { timeoutMs } from "./ws-client.ts";
 

@@ -4,7 +4,9 @@
 // mirror's own publication, echoed by the target's subscription) is never sent again. A side
 // that drops is reconnected with backoff and resubscribed from a little before the drop.
 import type { Filter } from "../../nostr/filter.ts";
-import { commandArgs, filterFromFlags, guarded, UsageError } from "../data-args.ts";
+import { UsageError } from "../args.ts";
+import { commandArgs, filterFromFlags } from "../command-args.ts";
+import { guarded } from "../output.ts";
 import { secretKey } from "./nip42.ts";
 import { Remote, RemoteError, wantsAuth } from "./remote.ts";
 import { relayUrl } from "./ws-client.ts";

@@ -1,0 +1,113 @@
+// How a data command takes a data directory: an existing one read-only, or one to write, beside
+// a running relay or locked for this command alone, with the indexes the server derives.
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { Config } from "../../config/schema.ts";
+import { type Derived, openDerived } from "../../derived.ts";
+import { DirLocked, lockDir, lockHolder } from "../../store/lock.ts";
+import { closeStore, openStore, type Store } from "../../store/store.ts";
+import { IoError } from "../output.ts";
+
+/** Opens the store of an existing data directory; never creates an empty one by mistake. */
+export function openExisting(dir: string, mapSizeGb?: number): Store {
+  if (!existsSync(join(dir, "data.mdb"))) throw new IoError(`no relay data in ${dir} (no data.mdb)`);
+  try {
+    return openStore(dir, { mapSizeGb });
+  } catch (e) {
+    throw new IoError(`cannot open ${dir}: ${(e as Error).message}`);
+  }
+}
+
+export interface WritableStore {
+  store: Store;
+  derived: Derived;
+  /**
+   * the pid of the relay serving this directory, when there is one: it applies what this
+   * command writes to its derived indexes (and serves it) within a second
+   */
+  relayPid: number | undefined;
+  /** Brings the derived indexes (search, counters) up to what was written; before closing. */
+  finish(): void;
+  /** Closes the store and gives the directory back. */
+  close(): Promise<void>;
+}
+
+/**
+ * Takes the data directory for a data command that writes: beside a running relay (which then
+ * owns the derived indexes), else for this command alone (a relay started meanwhile refuses).
+ * Returns the relay's pid, or the lock's release.
+ */
+export function claimForWrite(dir: string, command: string): { relayPid?: number; release?: () => void } {
+  const h = lockHolder(dir);
+  if (h?.command === "serve") return { relayPid: h.pid };
+  if (h) throw new IoError(`${dir} is in use by 'relay ${h.command}' (pid ${h.pid}); wait for it to finish`);
+  try {
+    return { release: lockDir(dir, command) };
+  } catch (e) {
+    if (e instanceof DirLocked) throw new IoError(e.message);
+    throw new IoError(`cannot lock ${dir}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Opens the store for writing with what `startRelay` derives from it (NIP-40 expiry, NIP-50
+ * search and the API counters when enabled), so events written or removed here leave every
+ * index as the server would. Beside a running relay the relay applies the derived indexes (two
+ * processes applying them would apply some events twice); otherwise this command does.
+ * Creates the directory unless `mustExist`.
+ */
+export function openForWrite(config: Config, mustExist: boolean, command: string): WritableStore {
+  const mapSizeGb = config["store.mapSizeGb"];
+  const dir = config.data;
+  if (mustExist && !existsSync(join(dir, "data.mdb")))
+    throw new IoError(`no relay data in ${dir} (no data.mdb)`);
+  if (!mustExist)
+    try {
+      mkdirSync(dir, { recursive: true });
+    } catch (e) {
+      throw new IoError(`cannot open ${dir}: ${(e as Error).message}`);
+    }
+  const { relayPid, release } = claimForWrite(dir, command);
+  let store: Store | undefined;
+  try {
+    store = mustExist ? openExisting(dir, mapSizeGb) : openOrCreate(dir, mapSizeGb);
+    const derived = openDerived(store, config, {
+      log: (line) => console.error(line),
+      consumers: relayPid === undefined,
+    });
+    const opened = store;
+    return {
+      store,
+      derived,
+      relayPid,
+      finish: () => {
+        if (relayPid === undefined) derived.runner.catchUp();
+      },
+      close: async () => {
+        try {
+          await closeStore(opened);
+        } finally {
+          release?.();
+        }
+      },
+    };
+  } catch (e) {
+    if (store) void closeStore(store);
+    release?.();
+    throw e;
+  }
+}
+
+function openOrCreate(dir: string, mapSizeGb: number): Store {
+  try {
+    return openStore(dir, { mapSizeGb });
+  } catch (e) {
+    throw new IoError(`cannot open ${dir}: ${(e as Error).message}`);
+  }
+}
+
+/** Size of the LMDB data file in bytes (apparent, and allocated on disk). */
+export function dataFileSize(dir: string): { bytes: number; onDisk: number } {
+  const st = statSync(join(dir, "data.mdb"));
+  return { bytes: st.size, onDisk: st.blocks * 512 };
+}
