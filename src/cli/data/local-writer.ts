@@ -1,5 +1,5 @@
-// Writing events into a data directory from a command (`relay import`, `relay sync`, `relay
-// stream`): the store opened with what the server derives from it, the server's own Writer
+// Writing events into a data directory from a command (`relay import`, `relay sync`; `relay
+// stream` writes through a running relay instead): the store opened with what the server derives from it, the server's own Writer
 // (duplicates, replaceable rules, NIP-09 deletions, NIP-62), the checks a live EVENT gets
 // (`admit`, with the past limit lifted: archives are old), and an orderly close. One path, so
 // whatever makes it safe beside a running relay applies to every command that writes.
