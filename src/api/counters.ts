@@ -35,7 +35,8 @@ export const COUNTERS_VERSION = 2;
 export interface NoteListener {
   added(id: string, createdAt: number, serial: number): void;
   removed(id: string): void;
-  counted(id: string, counts: NoteCounts): void;
+  /** its counts changed; read them with note() when they are needed */
+  touched(id: string): void;
 }
 
 /** What one event contributes. */
@@ -89,9 +90,6 @@ export class Counters implements Consumer<Contribution, Deltas> {
   readonly pubkeys: BinDb;
   readonly relays: BinDb;
   listener: NoteListener | undefined;
-  get listening(): boolean {
-    return this.listener !== undefined;
-  }
   /** set by the runner that feeds this consumer */
   tail: Tail<Deltas> = noTail;
 
@@ -114,16 +112,19 @@ export class Counters implements Consumer<Contribution, Deltas> {
   }
 
   view(v: Deltas, d: Derived<Contribution>, sign: 1 | -1, removal: boolean): void {
-    const effect = removal ? -sign : sign;
-    addTo(v, d.p, effect);
+    addTo(v, d.p, removal ? -sign : sign);
+  }
+
+  /** The trending window hears of kind-1 notes and of the notes whose counts move. */
+  hear(e: NostrEvent, serial: number, effect: 1 | -1): void {
     const l = this.listener;
     if (!l) return;
-    const note = d.p.note;
-    if (note) {
-      if (effect > 0) l.added(note.id, note.createdAt, d.serial);
-      else l.removed(note.id);
+    if (e.kind === 1) {
+      if (effect > 0) l.added(e.id, e.created_at, serial);
+      else l.removed(e.id);
     }
-    for (const g of d.p.engages) l.counted(g.id, this.note(g.id));
+    // No read here: this runs for every committed event, on the relay's main thread.
+    for (const g of engagements(e)) l.touched(g.id);
   }
 
   apply(_s: Store, adds: readonly Derived<Contribution>[], removes: readonly Derived<Contribution>[]): void {

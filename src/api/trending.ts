@@ -33,8 +33,19 @@ const byRank = (a: WindowNote, b: WindowNote): number =>
 
 const PRUNE_EVERY_SECONDS = 60;
 
+const ZERO: NoteCounts = Object.freeze({
+  likes: 0,
+  reactions: 0,
+  reposts: 0,
+  replies: 0,
+  zaps: 0,
+  msats: 0n,
+});
+
 export class TrendingWindow implements NoteListener {
   private readonly notes = new Map<string, WindowNote>();
+  /** notes whose counts changed (or were never read) since the last ranking */
+  private readonly stale = new Set<string>();
   /** the notes with a score above zero, best first; rebuilt after a change */
   private ranked: WindowNote[] | undefined;
   private lastPrune = 0;
@@ -81,22 +92,36 @@ export class TrendingWindow implements NoteListener {
     const n = this.notes.get(id);
     if (!n) return;
     this.notes.delete(id);
+    this.stale.delete(id);
     if (n.score > 0) this.ranked = undefined;
   }
 
-  counted(id: string, counts: NoteCounts): void {
-    const n = this.notes.get(id);
-    if (!n) return;
-    n.counts = counts;
-    n.score = engagementScore(counts);
-    this.ranked = undefined;
+  touched(id: string): void {
+    if (this.notes.has(id)) this.stale.add(id);
   }
 
+  /**
+   * Notes are tracked with their counts unread: reading them as each event commits would cost
+   * a store read per note and per reaction on the relay's main thread; they are read once, when
+   * a ranking is asked for.
+   */
   private track(id: string, serial: number, createdAt: number): void {
-    const counts = this.counters.note(id);
-    const score = engagementScore(counts);
-    this.notes.set(id, { id, serial, createdAt, counts, score });
-    if (score > 0) this.ranked = undefined;
+    const old = this.notes.get(id);
+    this.notes.set(id, { id, serial, createdAt, counts: old?.counts ?? ZERO, score: old?.score ?? 0 });
+    this.stale.add(id);
+  }
+
+  /** Reads the counts of the notes that changed since the last ranking. */
+  private recount(): void {
+    if (this.stale.size === 0) return;
+    for (const id of this.stale) {
+      const n = this.notes.get(id);
+      if (!n) continue;
+      n.counts = this.counters.note(id);
+      n.score = engagementScore(n.counts);
+    }
+    this.stale.clear();
+    this.ranked = undefined;
   }
 
   private prune(now: number): void {
@@ -113,6 +138,7 @@ export class TrendingWindow implements NoteListener {
     this.counters.refresh(); // notes and counts committed since the last look
     const now = this.clock();
     if (now - this.lastPrune >= PRUNE_EVERY_SECONDS) this.prune(now);
+    this.recount();
     this.ranked ??= [...this.notes.values()].filter((n) => n.score > 0).sort(byRank);
     const since = now - this.seconds;
     const out: WindowNote[] = [];

@@ -330,6 +330,11 @@ export class ConsumerRunner {
     }
     if (stored.length === 0 && removed.length === 0) return;
     if (g.firstAt === 0) g.firstAt = performance.now();
+    for (const c of cs) {
+      if (!c.hear) continue;
+      for (const x of stored) c.hear(x.event, x.serial, 1);
+      for (const r of removed) c.hear(r.event, r.serial, -1);
+    }
     for (const c of stored) {
       const item: Item = {
         serial: c.serial,
@@ -403,10 +408,6 @@ export class ConsumerRunner {
     if (!g) return Promise.resolve();
     // No room in derived/: wait for more free space (or RETRY_MS) instead of failing each tick.
     if (this.failure?.full && !this.room.shouldTry()) return Promise.resolve();
-    // A listener must hear of every batch, whether or not a reader asked for its view in time.
-    this.consumers.forEach((c, i) => {
-      if (c.listening) this.viewOf(g, i);
-    });
     this.flushing = this.applyGen(g).finally(() => {
       this.flushing = null;
       // A full batch or a pause in writes that came meanwhile goes on at once while the runner

@@ -39,11 +39,11 @@ export interface Consumer<P = unknown, V = unknown> {
    */
   adopt?(s: Store): boolean;
   /**
-   * Its views tell a listener what was committed (the API's trending window hears of notes
-   * through the counters' views): every batch's view is then built before the batch is
-   * applied, since a view is otherwise built only when a reader asks for it before that.
+   * Told of every event as it is committed (effect 1) and as it is removed (effect -1), on the
+   * relay's thread, before any batch is applied: for a listener that must hear of each one (the
+   * API's trending window). Views are built only when a reader asks; this is not a view.
    */
-  readonly listening?: boolean;
+  hear?(e: NostrEvent, serial: number, effect: 1 | -1): void;
   /** An empty view of a batch not yet applied. */
   newView(): V;
   /** Counts `d` into (sign 1) or out of (sign -1) a view, as an add or as a removal. */
