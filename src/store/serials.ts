@@ -54,6 +54,19 @@ function highWaterValue(h: HighWater): Buffer {
   return Buffer.concat([serialKey(h.serial), serialKey(h.removal)]);
 }
 
+/** The body of a write transaction that takes serials or removal seqs (see writeTxn). */
+function withMarks<T>(s: Store, body: (before: HighWater) => T): () => T {
+  return () => {
+    const before = readHighWater(s);
+    s.lastSerial = before.serial;
+    s.lastRemoval = before.removal;
+    const out = body(before);
+    if (s.lastSerial !== before.serial || s.lastRemoval !== before.removal)
+      s.meta.put(KEY, highWaterValue({ serial: s.lastSerial, removal: s.lastRemoval }));
+    return out;
+  };
+}
+
 /**
  * Runs `body` in a write transaction of the log, with `s.lastSerial` and `s.lastRemoval` read
  * from disk first (the writer assigns `lastSerial + 1`, removeEvent `++lastRemoval`) and
@@ -61,28 +74,12 @@ function highWaterValue(h: HighWater): Buffer {
  * i.e. including every other process's commits. Resolves after the commit.
  */
 export function writeTxn<T>(s: Store, body: (before: HighWater) => T): Promise<T> {
-  return s.env.transaction(() => {
-    const before = readHighWater(s);
-    s.lastSerial = before.serial;
-    s.lastRemoval = before.removal;
-    const out = body(before);
-    if (s.lastSerial !== before.serial || s.lastRemoval !== before.removal)
-      s.meta.put(KEY, highWaterValue({ serial: s.lastSerial, removal: s.lastRemoval }));
-    return out;
-  });
+  return s.env.transaction(withMarks(s, body));
 }
 
 /** writeTxn, synchronously (for data commands that hold the directory alone: `relay check --repair`). */
 export function writeTxnSync<T>(s: Store, body: (before: HighWater) => T): T {
-  return s.env.transactionSync(() => {
-    const before = readHighWater(s);
-    s.lastSerial = before.serial;
-    s.lastRemoval = before.removal;
-    const out = body(before);
-    if (s.lastSerial !== before.serial || s.lastRemoval !== before.removal)
-      s.meta.put(KEY, highWaterValue({ serial: s.lastSerial, removal: s.lastRemoval }));
-    return out;
-  });
+  return s.env.transactionSync(withMarks(s, body));
 }
 
 /**
