@@ -11,8 +11,8 @@ import { writeTxnSync } from "../../store/serials.ts";
 import type { Store } from "../../store/store.ts";
 import { closeStore } from "../../store/store.ts";
 import { commandArgs } from "../command-args.ts";
-import { fmtInt, guarded, IoError } from "../output.ts";
-import { claimForWrite, openExisting } from "./open-store.ts";
+import { fmtInt, guarded } from "../output.ts";
+import { openAlone, openExisting } from "./open-store.ts";
 
 export const help = `relay check [--repair] [--json] [--data DIR] [--config FILE]
 
@@ -102,22 +102,14 @@ export async function run(argv: string[]): Promise<number> {
     const { flags, config } = commandArgs(argv, { booleans: ["repair", "json"], positional: 0 });
     const json = flags.json !== undefined;
     // Repairs write the log and the derived indexes: only with the directory to itself.
-    let release: (() => void) | undefined;
-    if (flags.repair !== undefined) {
-      const claim = claimForWrite(config.data, "check --repair");
-      if (claim.relayPid !== undefined)
-        throw new IoError(
-          `'relay serve' (pid ${claim.relayPid}) is running on ${config.data}; stop it, then run check --repair (check alone is safe beside it)`,
-        );
-      release = claim.release;
-    }
-    let store: Store;
-    try {
-      store = openExisting(config.data, config["store.mapSizeGb"]);
-    } catch (e) {
-      release?.();
-      throw e;
-    }
+    const { store, release } =
+      flags.repair === undefined
+        ? { store: openExisting(config.data, config["store.mapSizeGb"]), release: () => {} }
+        : openAlone(
+            config,
+            "check --repair",
+            "stop it, then run check --repair (check alone is safe beside it)",
+          );
     try {
       const first = checkStore(store);
       if (flags.repair === undefined || first.problems.size === 0) {
@@ -157,7 +149,7 @@ export async function run(argv: string[]): Promise<number> {
       return problemCount(after) === 0 ? 0 : 1;
     } finally {
       await closeStore(store);
-      release?.();
+      release();
     }
   });
 }

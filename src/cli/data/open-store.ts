@@ -50,6 +50,27 @@ export function claimForWrite(dir: string, command: string): { relayPid?: number
 }
 
 /**
+ * Opens an existing store for a command that must have the directory to itself (it rebuilds or
+ * repairs what a running relay keeps): refused, naming the relay's pid, while one serves it.
+ * `stop` says what to do instead. The caller calls `release` after closing the store.
+ */
+export function openAlone(
+  config: Config,
+  command: string,
+  stop: string,
+): { store: Store; release: () => void } {
+  const { relayPid, release = () => {} } = claimForWrite(config.data, command);
+  if (relayPid !== undefined)
+    throw new IoError(`'relay serve' (pid ${relayPid}) is running on ${config.data}; ${stop}`);
+  try {
+    return { store: openExisting(config.data, config["store.mapSizeGb"]), release };
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+/**
  * Opens the store for writing with what `startRelay` derives from it (NIP-40 expiry, NIP-50
  * search and the API counters when enabled), so events written or removed here leave every
  * index as the server would. Beside a running relay the relay applies the derived indexes (two

@@ -7,11 +7,11 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { openDerived } from "../../derived.ts";
 import { markStale } from "../../store/consumer.ts";
-import { closeStore, type Store } from "../../store/store.ts";
+import { closeStore } from "../../store/store.ts";
 import { UsageError } from "../args.ts";
 import { commandArgs } from "../command-args.ts";
 import { guarded, IoError } from "../output.ts";
-import { claimForWrite, openExisting } from "./open-store.ts";
+import { openAlone } from "./open-store.ts";
 import { Progress, progressEvery } from "./progress.ts";
 
 export const help = `relay reindex [NAME...] [--data DIR] [--config FILE] [--batch N] [--quiet] [--progress-every S]
@@ -68,18 +68,11 @@ export async function run(argv: string[]): Promise<number> {
     // both with watermarks that do not describe what is on disk.
     if (!existsSync(join(config.data, "data.mdb")))
       throw new IoError(`no relay data in ${config.data} (no data.mdb)`);
-    const { relayPid, release } = claimForWrite(config.data, "reindex");
-    if (relayPid !== undefined)
-      throw new IoError(
-        `'relay serve' (pid ${relayPid}) is running on ${config.data} and keeps these indexes itself; stop it, then run reindex`,
-      );
-    let store: Store;
-    try {
-      store = openExisting(config.data, config["store.mapSizeGb"]);
-    } catch (e) {
-      release?.();
-      throw e;
-    }
+    const { store, release } = openAlone(
+      config,
+      "reindex",
+      "it keeps these indexes itself; stop it, then run reindex",
+    );
     try {
       for (const name of named) markStale(store, name);
       const quiet = flags.quiet !== undefined;
@@ -104,7 +97,7 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     } finally {
       await closeStore(store);
-      release?.();
+      release();
     }
   });
 }
