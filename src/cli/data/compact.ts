@@ -4,16 +4,11 @@
 // snapshot's entries in every database. What is derived from the log (derived/: REQ indexes,
 // search, counters) is not copied: the relay builds it from the copy.
 
-import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
-import { checkStore } from "../../store/check.ts";
-import { compactCopy, holdsData, publishCopy, stagingDir } from "../../store/copy.ts";
-import type { Store } from "../../store/store.ts";
-import { closeStore } from "../../store/store.ts";
-import { UsageError } from "../args.ts";
+import { compactCopy } from "../../store/copy.ts";
 import { commandArgs } from "../command-args.ts";
-import { fmtBytes, fmtInt, guarded, IoError } from "../output.ts";
-import { dataFileSize, openExisting } from "./open-store.ts";
+import { fmtBytes, fmtInt, guarded } from "../output.ts";
+import { dataFileSize } from "./open-store.ts";
+import { stagedCopy } from "./staged-copy.ts";
 import { type DbStats, databaseStats } from "./stats.ts";
 
 export const help = `relay compact DEST [--json] [--data DIR] [--config FILE]
@@ -40,76 +35,35 @@ To restore, stop the relay and point --data at DEST (or move DEST/data.mdb into 
 const counts = (dbs: Record<string, DbStats>): Record<string, number> =>
   Object.fromEntries(Object.entries(dbs).map(([k, v]) => [k, v.entries]));
 
-const same = (a: Record<string, number>, b: Record<string, number>): boolean =>
-  JSON.stringify(a) === JSON.stringify(b);
-
 /** Databases of the log that hold exactly one entry per stored event. */
 const PER_EVENT = ["events", "ids"] as const;
 
 export async function run(argv: string[]): Promise<number> {
   return guarded("compact", async () => {
     const { positional, flags, config } = commandArgs(argv, { booleans: ["json"], positional: 1 });
-    const dest = positional[0];
-    if (dest === undefined) throw new UsageError("needs DEST, the directory to write the copy to");
-    if (resolve(dest) === resolve(config.data)) throw new UsageError("DEST is the data directory itself");
-    const source = openExisting(config.data, config["store.mapSizeGb"]);
-    const started = performance.now();
-    // Written and checked in DEST/incomplete/, then moved to DEST/data.mdb in one rename.
-    let staging = dest;
-    let before: Record<string, number>;
-    try {
-      try {
-        mkdirSync(dest, { recursive: true });
-        if (holdsData(dest)) throw new Error("it already holds a data.mdb");
-        staging = stagingDir(dest);
-      } catch (e) {
-        throw new IoError(`cannot write to ${dest}: ${(e as Error).message}`);
-      }
-      try {
-        before = await compactCopy(source.env, staging, config["store.mapSizeGb"] * 2 ** 30);
-      } catch (e) {
-        throw new IoError(`copy to ${dest} failed: ${(e as Error).message}`);
-      }
-    } finally {
-      await closeStore(source);
-    }
-    const seconds = (performance.now() - started) / 1000;
-
-    let copy: Store;
-    try {
-      copy = openExisting(staging);
-    } catch (e) {
-      throw new IoError(`the copy in ${dest} does not open: ${(e as Error).message}`);
-    }
-    let got: Record<string, number>;
-    const problems: string[] = [];
-    try {
-      got = counts(databaseStats(copy.env));
-      for (const [what, f] of checkStore(copy).problems)
-        problems.push(`${what}: ${f.count} (${f.examples[0] ?? ""})`);
-    } finally {
-      await closeStore(copy);
-    }
-    if (!same(before, got)) {
-      for (const name of new Set([...Object.keys(before), ...Object.keys(got)]))
-        if (before[name] !== got[name])
+    const r = await stagedCopy(
+      config,
+      positional[0],
+      (env, staging) => compactCopy(env, staging, config["store.mapSizeGb"] * 2 ** 30),
+      (copy, before, problems) => {
+        // Every database holds exactly the snapshot's entries, and the per-event ones agree.
+        const got = counts(databaseStats(copy.env));
+        for (const name of new Set([...Object.keys(before), ...Object.keys(got)]))
+          if (before[name] !== got[name])
+            problems.push(
+              `${name}: ${got[name] ?? "missing"} entries in the copy, ${before[name] ?? "none"} in the source`,
+            );
+        const perEvent = PER_EVENT.map((n) => got[n] ?? 0);
+        if (perEvent.some((n) => n !== perEvent[0]))
           problems.push(
-            `${name}: ${got[name] ?? "missing"} entries in the copy, ${before[name] ?? "none"} in the source`,
+            `the copy's per-event databases disagree: ${PER_EVENT.map((n, i) => `${n} ${perEvent[i]}`).join(", ")}`,
           );
-    }
-    const perEvent = PER_EVENT.map((n) => got[n] ?? 0);
-    if (perEvent.some((n) => n !== perEvent[0]))
-      problems.push(
-        `the copy's per-event databases disagree: ${PER_EVENT.map((n, i) => `${n} ${perEvent[i]}`).join(", ")}`,
-      );
-
-    // Only a copy that checks out becomes DEST/data.mdb; one that does not stays in the staging
-    // directory for inspection (the next run starts over).
-    const ok = problems.length === 0;
-    if (ok) publishCopy(dest);
-    else problems.push(`the copy is left in ${staging}, not in ${dest}`);
+        return got;
+      },
+    );
+    const { dest, seconds, problems, verified: got } = r;
     const src = dataFileSize(config.data);
-    const dst = dataFileSize(ok ? dest : staging);
+    const dst = dataFileSize(r.at);
     if (flags.json !== undefined) {
       console.log(
         JSON.stringify({
