@@ -99,9 +99,15 @@ export function stagingDir(dest: string): string {
 /** The staging subdirectory's name. */
 export const INCOMPLETE = "incomplete";
 
-/** Moves a checked copy from DEST/incomplete/ to DEST/data.mdb and removes the staging. */
+/**
+ * Moves a checked copy from DEST/incomplete/ to DEST/data.mdb and removes the staging. The rest
+ * of the staging (lock.mdb, derived/) goes first, so a process killed after the rename leaves at
+ * most an empty directory beside the published copy.
+ */
 export function publishCopy(dest: string): void {
   const dir = join(dest, INCOMPLETE);
+  for (const name of readdirSync(dir))
+    if (name !== "data.mdb") rmSync(join(dir, name), { recursive: true, force: true });
   renameSync(join(dir, "data.mdb"), join(dest, "data.mdb"));
   rmSync(dir, { recursive: true, force: true });
 }
