@@ -3,93 +3,31 @@
 // or `batch` events has every consumer apply the generation in one write transaction that also
 // writes their watermarks: on a thread of their own (apply.ts, worker.ts) in the relay, so the
 // main thread never stalls on it, or in this thread for the data commands and tests. At
-// start-up consumers catch up from the log on disk: the events after their watermark and the
-// removal records after theirs.
+// start-up consumers catch up from the log on disk (catch-up.ts): the events after their
+// watermark and the removal records after theirs.
 //
-// Readers add the views of the generations after the watermark they read (the consumer builds
-// a view from a generation's events when a reader first asks), so nothing committed is missed.
+// Readers add the views of the generations after the watermark they read (generation.ts: the
+// consumer builds a view from a generation's events when a reader first asks), so nothing
+// committed is missed.
 //
 // Why batches: every LMDB key written dirties its own page for the transaction, so cost follows
 // the number of distinct keys per commit. A batch of thousands of events writes each search
 // token, counter or index page once instead of once per event.
 import { join } from "node:path";
-import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
-import { readWatermark, writeWatermark } from "../store/consumer.ts";
+import type { Consumer, Tail, Watermark } from "../store/consumer.ts";
 import { commitCause, FullState, fullReason } from "../store/full.ts";
 import type { Removal } from "../store/removals.ts";
-import { removalsAfter, trimRemovals } from "../store/removals.ts";
+import { trimRemovals } from "../store/removals.ts";
 import type { HighWater } from "../store/serials.ts";
-import { currentHighWater } from "../store/serials.ts";
 import type { Store } from "../store/store.ts";
-import { DERIVED_DIR, replayStored } from "../store/store.ts";
+import { DERIVED_DIR } from "../store/store.ts";
 import type { Committed } from "../store/writer.ts";
-import type { Applier, GenPayload } from "./apply.ts";
+import type { Applier } from "./apply.ts";
 import { InThreadApplier } from "./apply.ts";
-
-interface Item {
-  serial: number;
-  event: Committed["event"];
-  json: string;
-  dropped: boolean;
-  /** its position in the generation's adds */
-  at: number;
-  /** what each consumer derived, once a view or the in-thread applier needed it */
-  ps?: unknown[];
-}
-
-interface RemovedItem {
-  seq: number;
-  serial: number;
-  event: Committed["event"];
-  json: string;
-  ps?: unknown[];
-}
-
-/** One batch of the log, from the end of the previous one to `maxSerial` / `maxSeq`. */
-class Gen {
-  readonly adds: Item[] = [];
-  readonly bySerial = new Map<number, Item>();
-  readonly removes: RemovedItem[] = [];
-  /** per consumer: its view, and how many adds and removes it covers */
-  readonly views: unknown[];
-  readonly addsSeen: number[];
-  readonly removesSeen: number[];
-  /** per consumer: its view is being built (a listener reads the views meanwhile) */
-  readonly building: boolean[];
-  /** events in the batch that are not dropped */
-  live = 0;
-  /** when the first item arrived (ms), for lag */
-  firstAt = 0;
-
-  constructor(
-    readonly n: number,
-    consumers: readonly Consumer[],
-    public maxSerial: number,
-    public maxSeq: number,
-  ) {
-    this.views = consumers.map(() => undefined);
-    this.addsSeen = consumers.map(() => 0);
-    this.removesSeen = consumers.map(() => 0);
-    this.building = consumers.map(() => false);
-  }
-
-  get empty(): boolean {
-    return this.adds.length === 0 && this.removes.length === 0;
-  }
-
-  payload(): GenPayload {
-    const adds = new Float64Array(this.live);
-    let k = 0;
-    for (const a of this.adds) if (!a.dropped) adds[k++] = a.serial;
-    return {
-      n: this.n,
-      maxSerial: this.maxSerial,
-      maxSeq: this.maxSeq,
-      adds,
-      removes: Float64Array.from(this.removes, (r) => r.seq),
-    };
-  }
-}
+import type { Progress } from "./catch-up.ts";
+import { catchUp } from "./catch-up.ts";
+import type { Item } from "./generation.ts";
+import { derived, Gen, viewOf } from "./generation.ts";
 
 export interface RunnerOptions {
   /** apply at least this often while events arrive */
@@ -122,13 +60,6 @@ export interface ConsumerLag {
   /** batches applied since start, and the last one's duration */
   batches: number;
   lastApplyMs: number;
-}
-
-/** What consumer `i` derived from an item, computed once. */
-function derived(cs: readonly Consumer[], it: Item | RemovedItem, i: number): unknown {
-  it.ps ??= new Array(cs.length);
-  if (it.ps[i] === undefined) it.ps[i] = cs[i]!.prepare(it.event);
-  return it.ps[i];
 }
 
 export class ConsumerRunner {
@@ -172,146 +103,22 @@ export class ConsumerRunner {
     return {
       views: (w: Watermark | undefined) => {
         const out: V[] = [];
-        for (const g of this.sealed) if (!w || g.n > w.gen) out.push(this.viewOf(g, i) as V);
-        if (!w || this.open.n > w.gen) out.push(this.viewOf(this.open, i) as V);
+        for (const g of this.sealed) if (!w || g.n > w.gen) out.push(viewOf(this.consumers, g, i) as V);
+        if (!w || this.open.n > w.gen) out.push(viewOf(this.consumers, this.open, i) as V);
         return out;
       },
     };
   }
 
   /**
-   * Consumer i's view of a generation, brought up to its latest items. A listener that reads
-   * the views while this one is being built (the trending window asking the counters for a
-   * note's counts) gets it as built so far: the outer call goes on with the rest, where a
-   * nested one would recurse once per item (a stack overflow on a batch of thousands).
+   * Brings every consumer up to the log on disk, synchronously (catch-up.ts). Run before the
+   * writer starts, and by data commands.
    */
-  private viewOf(g: Gen, i: number): unknown {
-    const c = this.consumers[i]!;
-    g.views[i] ??= c.newView();
-    const v = g.views[i];
-    if (g.building[i]) return v;
-    g.building[i] = true;
-    try {
-      while (g.addsSeen[i]! < g.adds.length) {
-        const a = g.adds[g.addsSeen[i]!++]!;
-        if (a.dropped) continue;
-        const p = derived(this.consumers, a, i);
-        if (p !== null) c.view(v, { serial: a.serial, p }, 1, false);
-      }
-      while (g.removesSeen[i]! < g.removes.length) {
-        const r = g.removes[g.removesSeen[i]!++]!;
-        const p = derived(this.consumers, r, i);
-        if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
-      }
-    } finally {
-      g.building[i] = false;
-    }
-    return v;
-  }
-
-  /**
-   * Brings every consumer up to the log on disk (rebuilding those whose entries are missing or
-   * of another version), synchronously. Run before the writer starts, and by data commands.
-   * Covers the log up to the high-water marks read when it starts, which it leaves in
-   * `store.lastSerial` and `store.lastRemoval`: what another process commits meanwhile is for
-   * the writer to notice (writer.ts), so nothing is applied twice.
-   */
-  catchUp(progress?: (name: string, events: number, total: number) => void, batch = 10_000): void {
-    const s = this.store;
-    const high = currentHighWater(s);
-    s.lastSerial = high.serial;
-    s.lastRemoval = high.removal;
-    let gen = 0;
-    for (const c of this.consumers) {
-      let w = readWatermark(s, c.name);
-      if (!w && c.adopt?.(s)) {
-        const adopted: Watermark = {
-          version: c.version,
-          gen: 0,
-          serial: high.serial,
-          removal: high.removal,
-        };
-        s.derived.transactionSync(() => writeWatermark(s, c.name, adopted));
-        w = adopted;
-      }
-      // A watermark past the log's high-water marks belongs to another log (a data.mdb restored
-      // under a newer derived/): its entries cover events this log never had, and the events
-      // that get those serials here would be skipped. Rebuilt like a change of version.
-      const foreign = w !== undefined && (w.serial > high.serial || w.removal > high.removal);
-      if (foreign)
-        this.log(
-          `${c.name}: its entries go beyond this log (serial ${w!.serial} > ${high.serial}); rebuilding`,
-        );
-      const rebuild = !w || w.version !== c.version || foreign;
-      const started = performance.now();
-      if (rebuild) {
-        const fresh: Watermark = { version: c.version, gen: w?.gen ?? 0, serial: 0, removal: high.removal };
-        s.derived.transactionSync(() => {
-          c.clear(s);
-          writeWatermark(s, c.name, fresh);
-        });
-        w = fresh;
-      }
-      const events = this.replay(c, w!, high, batch, progress);
-      if (rebuild && events > 0)
-        this.log(
-          `${c.name}: built from ${events} stored events in ${Math.round(performance.now() - started)} ms`,
-        );
-      gen = Math.max(gen, w!.gen);
-    }
-    if (this.consumers.length > 0) s.env.transactionSync(() => trimRemovals(s.removals, high.removal));
+  catchUp(progress?: Progress, batch = 10_000): void {
+    const { gen, high } = catchUp(this.store, this.consumers, this.log, progress, batch);
     this.trimmedThrough = high.removal;
     this.diskSerial = high.serial;
     this.open = new Gen(gen + 1, this.consumers, high.serial, high.removal);
-  }
-
-  /**
-   * Applies the log after `w` from disk: removal records first, then stored events in batches.
-   * Returns how many stored events it read.
-   */
-  private replay(
-    c: Consumer,
-    w: Watermark,
-    high: HighWater,
-    batch: number,
-    progress?: (name: string, events: number, total: number) => void,
-  ): number {
-    const s = this.store;
-    const removes: Derived<unknown>[] = [];
-    // A removal undoes an event only if an earlier batch applied it; an event removed before its
-    // batch was applied has no body left, so it is not applied either.
-    for (const r of removalsAfter(s.removals, w.removal)) {
-      if (r.seq > high.removal) break;
-      if (r.serial <= w.serial) {
-        const p = c.prepare(r.event);
-        if (p !== null) removes.push({ serial: r.serial, p });
-      }
-    }
-    const total = high.serial - w.serial;
-    let adds: Derived<unknown>[] = [];
-    let through = w.serial;
-    // The last batch covers the marks even when the newest events were removed since.
-    let read = 0;
-    return replayStored(
-      s,
-      w.serial + 1,
-      high.serial,
-      batch,
-      (e, serial) => {
-        through = serial;
-        read++;
-        const p = c.prepare(e);
-        if (p !== null) adds.push({ serial, p });
-      },
-      () => {
-        const last = read < batch;
-        read = 0;
-        c.apply(s, adds, removes.splice(0));
-        adds = [];
-        writeWatermark(s, c.name, { ...w, serial: last ? high.serial : through, removal: high.removal });
-      },
-      (n) => progress?.(c.name, n, total),
-    );
   }
 
   /**
