@@ -235,6 +235,13 @@ export class ConsumerRunner {
           .map((a) => ({ serial: a.serial, p: derived(this.consumers, a, i) })),
         removes: g.removes.map((r) => ({ serial: r.serial, p: derived(this.consumers, r, i) })),
       }));
+      // Readers add the views of the generations after the watermark they read, so the read
+      // after this must see the new watermark. lmdb-js keeps this thread's read transaction
+      // until a timer resets it, and a commit made on the consumers' thread does not reset it:
+      // a reader in the same turn of the event loop as this would read the old watermark and
+      // find this generation neither on disk nor among the views (seen as a REQ one event
+      // short). Bun delivers the worker's reply before a due timer, so that turn does come.
+      this.store.derived.resetReadTxn();
       this.sealed.shift();
       if (this.failure) {
         const seconds = Math.round((Date.now() - this.failure.since) / 1000);
