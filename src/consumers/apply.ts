@@ -90,6 +90,9 @@ export class InThreadApplier implements Applier {
   async close(): Promise<void> {}
 }
 
+/** How long a stop waits for the consumers' thread to close its handles. */
+const CLOSE_WAIT_MS = 5000;
+
 /** Replies of the consumers' thread: the generation applied, or why it was not. */
 export interface Applied {
   n: number;
@@ -114,7 +117,8 @@ export class ThreadApplier implements Applier {
       workerData: { path, names, mapSizeGb },
       name: "consumers",
     });
-    this.worker.on("message", (m: Applied) => {
+    this.worker.on("message", (m: Applied | { closed: true }) => {
+      if (!("n" in m)) return;
       const w = this.waiting.get(m.n);
       if (!w) return;
       this.waiting.delete(m.n);
@@ -136,7 +140,24 @@ export class ThreadApplier implements Applier {
     });
   }
 
+  /** Has the thread close its handles on the environments (if it still can), then ends it. */
   async close(): Promise<void> {
+    if (!this.broken) {
+      const closed = new Promise<void>((resolve) => {
+        const done = (m: { closed?: boolean }) => {
+          if (!m.closed) return;
+          this.worker.off("message", done);
+          resolve();
+        };
+        this.worker.on("message", done);
+        this.worker.once("error", () => resolve());
+      });
+      this.worker.postMessage({ close: true });
+      // A thread that does not answer is ended anyway: a stop never hangs on it.
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, CLOSE_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     await this.worker.terminate();
   }
 }

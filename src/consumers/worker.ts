@@ -9,7 +9,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import { commitCause, fullReason, guardCommitRejections } from "../store/full.ts";
 import { readU64, serialKey } from "../store/keys.ts";
 import { removalsAfter } from "../store/removals.ts";
-import { DERIVED_DIR, openStore } from "../store/store.ts";
+import { closeStore, DERIVED_DIR, openStore } from "../store/store.ts";
 import type { Applied, GenPayload } from "./apply.ts";
 import { applyShares, shares } from "./apply.ts";
 
@@ -36,7 +36,14 @@ function removed(seq: number): [number, NostrEvent] {
   return [readU64(v, 0), JSON.parse(v.toString("utf8", 8)) as NostrEvent];
 }
 
-parentPort?.on("message", async (g: GenPayload) => {
+parentPort?.on("message", async (g: GenPayload | { close: true }) => {
+  if ("close" in g) {
+    // Closed here, not by the thread's teardown: lmdb-js shares one environment between the
+    // threads of a process, and the main thread closes it right after.
+    await closeStore(store);
+    parentPort?.postMessage({ closed: true });
+    return;
+  }
   let reply: Applied = { n: g.n };
   try {
     // A fresh snapshot of the log: lmdb-js keeps a thread's read transaction until a timer
