@@ -25,6 +25,7 @@ import { RateLimiter } from "./server/ratelimit.ts";
 import { RefusalSummary } from "./server/refusals.ts";
 import { startServer } from "./server/server.ts";
 import { DirLocked, lockDir } from "./store/lock.ts";
+import { QuietTrim } from "./store/quiet-trim.ts";
 import { releasePages } from "./store/residency.ts";
 import { closeStore, DERIVED_DIR, openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
@@ -42,6 +43,10 @@ export interface Relay {
 
 /** How often the relay looks whether another process (`relay import`, `relay delete`) wrote. */
 const POLL_MS = 250;
+/** Memory is given back after a burst of writes once nothing has committed for this long. */
+const QUIET_MS = 1000;
+/** ... and at most this often (a full collection of the heap costs ~20 ms). */
+const QUIET_GAP_MS = 10_000;
 
 /** Takes the data directory for this relay, or says which process has it. */
 function lockData(dir: string): () => void {
@@ -163,10 +168,21 @@ function startLocked(config: Config, unlock: () => void): Relay {
     setInterval(() => writer.poll(), POLL_MS),
   ];
   const release = config["store.releasePagesSeconds"];
-  if (release > 0)
-    timers.push(
-      setInterval(() => releasePages([config.data, join(config.data, DERIVED_DIR)]), release * 1000),
-    );
+  const dataFiles = [config.data, join(config.data, DERIVED_DIR)];
+  if (release > 0) timers.push(setInterval(() => releasePages(dataFiles), release * 1000));
+  // Once a burst of writes is over and applied: memory back within a second or two of it.
+  const quiet = new QuietTrim({
+    minGapMs: QUIET_GAP_MS,
+    activity: () => writer.batches,
+    caughtUp: () => runner.lag().every((l) => l.events === 0),
+    trim: () => {
+      const t = performance.now();
+      Bun.gc(true);
+      if (release > 0) releasePages(dataFiles);
+      log.debug("memory given back after a burst of writes", { ms: Math.round(performance.now() - t) });
+    },
+  });
+  timers.push(setInterval(() => quiet.tick(performance.now()), QUIET_MS));
   let stopping: Promise<void> | undefined;
   return {
     ctx,

@@ -90,7 +90,7 @@ export const SCHEMA = {
   ),
   "store.releasePagesSeconds": i(
     10,
-    "every this many seconds, unmap the data files' pages from the relay's memory; they stay in the kernel's page cache (0 = never)",
+    "every this many seconds, and once a burst of writes is over, unmap the data files' pages from the relay's memory; they stay in the kernel's page cache (0 = never)",
     false,
     { min: 0 },
   ),
