@@ -63,7 +63,9 @@ async function serve(data: string) {
     url,
     async stop() {
       proc.kill("SIGTERM");
-      expect(await proc.exited).toBe(0);
+      const code = await proc.exited;
+      // What a relay that did not exit cleanly printed, in the failure itself.
+      expect({ code, stderr: code === 0 ? "" : await stderr }).toEqual({ code: 0, stderr: "" });
     },
   };
 }
