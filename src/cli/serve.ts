@@ -9,8 +9,8 @@ import { reloadConfig } from "../config/reload.ts";
 import { watchConfigFile } from "../config/watch.ts";
 import { configureLog, log } from "../log.ts";
 import { startRelay } from "../relay.ts";
-import { tuneAllocator } from "./allocator.ts";
 import { parseArgs } from "./args.ts";
+import { tuneRuntime } from "./runtime-env.ts";
 
 export const help = `relay serve [--config FILE] [--host H] [--port P] [--data DIR] [--<key> VALUE]
 
@@ -23,7 +23,7 @@ export async function run(argv: string[]): Promise<number> {
   const { config: file, ...rest } = flags;
   const sources: Sources = { file, env: process.env, flags: rest };
   const config = loadConfig(sources);
-  tuneAllocator(config);
+  tuneRuntime(config);
   const relay = startRelay(config);
   const shutdown = async (signal: string) => {
     log.info("stopping, flushing writes", { signal });

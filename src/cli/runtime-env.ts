@@ -1,0 +1,39 @@
+// Runtime settings that must be in the environment before the process starts: `relay serve`
+// executes itself again, same pid and arguments, with them set. A variable already in the
+// environment is left as it is, so an operator can override either.
+//
+// MIMALLOC_PURGE_DELAY: Bun's mimalloc returns freed memory to the OS 100 ms after it is freed;
+// at ingest rates the relay frees and allocates again continuously, and returning memory that
+// soon costs CPU (page faults, madvise calls and the TLB shootdowns they cause on the other
+// core): measured on the 50k-event ingest, about a fifth more CPU per event than never
+// returning it (-1). Never returning it keeps the relay's anonymous memory at its high-water
+// mark for good (~350 MiB after that ingest). The default, 1 s (`process.allocatorPurgeMs`),
+// measured 3-7% more CPU per event than -1 during the ingest (memory freed is mostly reused
+// within a second) and brings anonymous memory back to ~90 MiB a second after the load stops
+// (docs/performance.md).
+//
+// BUN_JSC_thresholdForFTLOptimizeAfterWarmUp: JavaScriptCore compiles a function with its top
+// tier (FTL) once it has run this much; at its default a fresh relay spent 14-18 µs of JIT
+// thread CPU per event of the 50k ingest, much of it compiling functions that then fell back
+// and were compiled again. Ten times the default leaves the top tier to the code that is really
+// hot (a search's posting walk gets there as fast: 0.88 ms a search either way): 6-7 µs of JIT
+// per event, and the relay's CPU per event lower in five alternating pairs out of five (median
+// 172 -> 167 µs). It only delays compiling: a long-running relay ends with the same code.
+import type { Config } from "../config/schema.ts";
+
+const PURGE = "MIMALLOC_PURGE_DELAY";
+const FTL = "BUN_JSC_thresholdForFTLOptimizeAfterWarmUp";
+const FTL_THRESHOLD = "1000000";
+
+/** Re-executes the process with the runtime settings it lacks; returns only when it does not. */
+export function tuneRuntime(config: Config): void {
+  if (process.platform !== "linux" || typeof process.execve !== "function") return;
+  const missing: Record<string, string> = {};
+  if (process.env[PURGE] === undefined) missing[PURGE] = String(config["process.allocatorPurgeMs"]);
+  if (process.env[FTL] === undefined) missing[FTL] = FTL_THRESHOLD;
+  if (Object.keys(missing).length === 0) return;
+  // A compiled binary's argv[1] is its embedded entry point, not an argument.
+  const compiled = process.argv[1]?.startsWith("/$bunfs/") === true;
+  const args = [process.execPath, ...process.argv.slice(compiled ? 2 : 1)];
+  process.execve(process.execPath, args, { ...process.env, ...missing });
+}
