@@ -7,7 +7,7 @@
 
 import { loadConfig } from "../src/config/load.ts";
 import { openDerived } from "../src/derived.ts";
-import { columns, readBase, readHeader, tokenBounds, tokenPrefix } from "../src/search/blocks.ts";
+import { flatten, POSTING_FIELDS, tokenBounds, tokenPrefix } from "../src/search/blocks.ts";
 import { idf, termScore } from "../src/search/bm25.ts";
 import { parseSearch } from "../src/search/parse.ts";
 import { openStore } from "../src/store/store.ts";
@@ -35,16 +35,12 @@ function blocksOf(token: string): Block[] {
   const out: Block[] = [];
   const { start, end } = tokenBounds(tokenPrefix(token));
   for (const { value } of ix.blocksView.getRange({ start, end })) {
-    const v = Uint8Array.from(value as Uint8Array);
-    const n = readHeader(v).count;
-    const base = readBase(v);
-    const c = columns(n);
-    const dv = new DataView(v.buffer);
+    const flat = flatten(value as Uint8Array);
     const b: Block = { serial: [], tf: [], len: [] };
-    for (let i = 0; i < n; i++) {
-      b.serial.push(base + dv.getUint32(c.serial + 4 * i, true));
-      b.len.push(dv.getUint32(c.length + 4 * i, true));
-      b.tf.push(dv.getUint16(c.tf + 2 * i, true));
+    for (let at = 0; at < flat.length; at += POSTING_FIELDS) {
+      b.serial.push(flat[at]!);
+      b.tf.push(flat[at + 1]!);
+      b.len.push(flat[at + 2]!);
     }
     out.push(b);
   }

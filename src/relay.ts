@@ -174,7 +174,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
   const quiet = new QuietTrim({
     minGapMs: QUIET_GAP_MS,
     activity: () => writer.batches,
-    caughtUp: () => runner.lag().every((l) => l.events === 0),
+    caughtUp: () => runner.waitingEvents() === 0,
     trim: () => {
       const t = performance.now();
       Bun.gc(true);

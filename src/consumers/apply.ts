@@ -110,6 +110,8 @@ export class ThreadApplier implements Applier {
   private readonly worker: Worker;
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   broken = false;
+  /** resolves a stop's wait once the thread has closed its handles (or failed) */
+  private closed: (() => void) | undefined;
 
   constructor(path: string, names: readonly string[], mapSizeGb?: number) {
     // Named, so per-thread CPU (top -H, /proc/PID/task) tells it from the verify threads.
@@ -118,7 +120,10 @@ export class ThreadApplier implements Applier {
       name: "consumers",
     });
     this.worker.on("message", (m: Applied | { closed: true }) => {
-      if (!("n" in m)) return;
+      if (!("n" in m)) {
+        this.closed?.();
+        return;
+      }
       const w = this.waiting.get(m.n);
       if (!w) return;
       this.waiting.delete(m.n);
@@ -127,6 +132,7 @@ export class ThreadApplier implements Applier {
     });
     this.worker.on("error", (e: Error) => {
       this.broken = true;
+      this.closed?.();
       for (const w of this.waiting.values()) w.reject(new Error(`consumers' thread failed: ${e.message}`));
       this.waiting.clear();
     });
@@ -144,13 +150,7 @@ export class ThreadApplier implements Applier {
   async close(): Promise<void> {
     if (!this.broken) {
       const closed = new Promise<void>((resolve) => {
-        const done = (m: { closed?: boolean }) => {
-          if (!m.closed) return;
-          this.worker.off("message", done);
-          resolve();
-        };
-        this.worker.on("message", done);
-        this.worker.once("error", () => resolve());
+        this.closed = resolve;
       });
       this.worker.postMessage({ close: true });
       // A thread that does not answer is ended anyway: a stop never hangs on it.

@@ -246,7 +246,7 @@ export class ConsumerRunner {
       if (this.failure) {
         const seconds = Math.round((Date.now() - this.failure.since) / 1000);
         this.log(
-          `consumers: applying again after ${seconds} s of failures, ${this.lagEvents()} events to catch up`,
+          `consumers: applying again after ${seconds} s of failures, ${this.waitingEvents()} events to catch up`,
         );
         this.failure = undefined;
         this.room.cleared();
@@ -288,13 +288,13 @@ export class ConsumerRunner {
     const what = full ? `storage full: ${reason}` : reason;
     (this.o.logError ?? this.log)(
       was
-        ? `consumers: still failing since ${new Date(was.since).toISOString()}, ${this.lagEvents()} events waiting: ${what}`
+        ? `consumers: still failing since ${new Date(was.since).toISOString()}, ${this.waitingEvents()} events waiting: ${what}`
         : `consumers: could not apply a batch of ${events} events, trying again: ${what}`,
     );
   }
 
   /** Events committed and not yet applied. */
-  private lagEvents(): number {
+  waitingEvents(): number {
     let n = this.open.live;
     for (const g of this.sealed) n += g.live;
     return n;

@@ -145,7 +145,7 @@ function encodeBlock(p: FlatPostings, from: number, n: number, df: number): Buff
 }
 
 /** A block's postings, flat (the inverse of encodeBlock). */
-function flatten(v: Uint8Array, out: FlatPostings = []): FlatPostings {
+export function flatten(v: Uint8Array, out: FlatPostings = []): FlatPostings {
   const n = readHeader(v).count;
   const base = readBase(v);
   const col = views(v.byteOffset % 8 === 0 ? v : v.slice(), n);
