@@ -173,7 +173,13 @@ function startLocked(config: Config, unlock: () => void): Relay {
   // Once a burst of writes is over and applied: memory back within a second or two of it.
   const quiet = new QuietTrim({
     minGapMs: QUIET_GAP_MS,
-    activity: () => writer.batches,
+    // Client frames count as activity too: the trim's full collection of this thread's heap
+    // takes ~25 ms, and in the middle of a run of searches it was their slowest answers.
+    activity: () => {
+      let n = writer.batches;
+      for (const k in ctx.counters.framesIn) n += ctx.counters.framesIn[k]!;
+      return n;
+    },
     caughtUp: () => runner.waitingEvents() === 0,
     trim: () => {
       const t = performance.now();

@@ -2,12 +2,15 @@
 // allocator's free pages and the data files' mapped pages all grow, and each fell back on its
 // own schedule (the heap when JavaScriptCore next collected, the mappings at the next periodic
 // release): VmRSS stayed near 300 MiB for up to ten seconds after a 50k-event ingest had been
-// applied. When nothing has committed for a tick and the consumers have applied everything, one
-// full collection and one release of the mappings bring it down at once. It runs once per
-// burst, and at most once per `minGapMs`, so a trickle of events does not collect every second.
+// applied. When nothing has committed and no client has sent a frame for a tick, and the
+// consumers have applied everything, one full collection and one release of the mappings bring
+// it down at once. It runs once per burst, and at most once per `minGapMs`, so a trickle of
+// events does not collect every second. It waits for reads to pause as well because the
+// collection stops the main thread for ~25 ms after a 50k-event ingest: run in the middle of a
+// stream of searches, it made their slowest answers.
 
 export interface QuietTrimOptions {
-  /** grows with every commit (the writer's batch count) */
+  /** grows with every commit and every client frame */
   activity: () => number;
   /** the consumers have applied everything committed */
   caughtUp: () => boolean;
