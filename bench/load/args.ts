@@ -34,6 +34,8 @@ export interface BenchArgs {
   settle: boolean;
   /** idle seconds after the ingest before memory is read again (0 = none) */
   restSeconds: number;
+  /** where to write every timed request and delivery (phase, start, latency), if anywhere */
+  timeline: string | undefined;
 }
 
 export const USAGE = `usage: bun bench/run.ts [options]
@@ -64,6 +66,8 @@ export const USAGE = `usage: bun bench/run.ts [options]
                       time and CPU into the ingest's CPU per event
   --rest S            after the ingest (and the catch-up), wait S idle seconds and read the
                       relay's memory again: what an operator sees once the load stops (default 0)
+  --timeline FILE     write one line per request and live delivery: phase, when it was sent
+                      (Unix ms, to set beside the relay's log) and its latency in ms
   --skip-micro        no micro-benchmarks      --micro-only   only micro-benchmarks
   --filter REGEX      only micro-benchmarks whose name matches`;
 
@@ -123,6 +127,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
       filter: { type: "string" },
       "no-settle": { type: "boolean" },
       rest: { type: "string" },
+      timeline: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -162,5 +167,6 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
     filter: v.filter === undefined ? undefined : new RegExp(v.filter),
     settle: !v["no-settle"],
     restSeconds: int(v.rest, "rest") ?? 0,
+    timeline: v.timeline,
   };
 }

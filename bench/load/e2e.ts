@@ -1,5 +1,6 @@
 // Runs the chosen load phases in order against one relay URL and gathers their results with
 // memory readings between phases. Knows nothing about how the relay was started.
+import { writeFileSync } from "node:fs";
 import type { BenchArgs } from "./args.ts";
 import { buildCatalog } from "./catalog.ts";
 import type { CountResult } from "./count.ts";
@@ -55,6 +56,14 @@ export async function runE2E(
     },
   };
   const pool = { connections: a.connections, inflight: a.inflight, timeoutMs: a.timeoutMs };
+  // --timeline: every sample kept in memory and written once at the end, so no file write
+  // runs inside a timed phase.
+  const timeline: string[] = [];
+  const sample = (phase: string) =>
+    a.timeline === undefined
+      ? undefined
+      : (sentAt: number, ms: number) =>
+          timeline.push(`${phase} ${(performance.timeOrigin + sentAt).toFixed(1)} ${ms.toFixed(2)}`);
   mem.start();
   mem.mark("start");
   try {
@@ -77,19 +86,30 @@ export async function runE2E(
     }
     if (a.phases.includes("query")) {
       log(`query: ${a.queries} REQs over ${a.connections} connections, ${a.inflight} in flight each`);
-      out.query = await runQueries(url, buildQueries(catalog, a.queries, a.seed), pool);
+      out.query = await runQueries(url, buildQueries(catalog, a.queries, a.seed), {
+        ...pool,
+        sample: sample("query"),
+      });
       mem.mark("after query");
     }
     if (a.phases.includes("count")) {
       log(`count: ${a.counts} COUNTs over ${a.connections} connections, ${a.inflight} in flight each`);
-      out.count = await runCounts(url, buildCounts(catalog, a.counts, a.seed, a.countTypes), pool);
+      out.count = await runCounts(url, buildCounts(catalog, a.counts, a.seed, a.countTypes), {
+        ...pool,
+        sample: sample("count"),
+      });
       mem.mark("after count");
     }
     if (a.phases.includes("search")) {
       log(
         `search: ${a.searches} search REQs over ${a.connections} connections, ${a.inflight} in flight each`,
       );
-      out.search = await runSearches(url, buildSearches(catalog, a.searches, a.seed), pool, d.list);
+      out.search = await runSearches(
+        url,
+        buildSearches(catalog, a.searches, a.seed),
+        { ...pool, sample: sample("search") },
+        d.list,
+      );
       mem.mark("after search");
     }
     if (a.phases.includes("live")) {
@@ -100,12 +120,15 @@ export async function runE2E(
         rate: a.liveRate,
         graceMs: 5_000,
         seed: a.seed,
+        sample: sample("live"),
       });
       mem.mark("after live");
     }
   } finally {
     mem.stop();
     out.memory.marks = mem.marks;
+    if (a.timeline !== undefined)
+      writeFileSync(a.timeline, timeline.length > 0 ? `${timeline.join("\n")}\n` : "");
   }
   return out;
 }

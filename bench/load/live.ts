@@ -16,6 +16,8 @@ export interface LiveOptions {
   rate: number;
   graceMs: number;
   seed: number;
+  /** hears each delivery: when its event was published (performance.now()) and its latency */
+  sample?: (sentAt: number, ms: number) => void;
 }
 
 export interface LiveResult {
@@ -119,7 +121,9 @@ export async function runLive(url: string, d: Dataset, c: Catalog, o: LiveOption
         return;
       }
       state[j * S + k] = 2;
-      delivery.add(performance.now() - sentAt[j]!);
+      const ms = performance.now() - sentAt[j]!;
+      delivery.add(ms);
+      o.sample?.(sentAt[j]!, ms);
       if (++delivered === expected) allDelivered.fire();
     };
     s.req(`live${k}`, [filters[k]!]);

@@ -16,6 +16,8 @@ export interface PoolOptions {
   connections: number;
   inflight: number;
   timeoutMs: number;
+  /** hears each answered request: when it was sent (performance.now()) and its latency */
+  sample?: (sentAt: number, ms: number) => void;
 }
 
 /** What a connection's handlers report about the request open under a sub id. */
@@ -89,6 +91,7 @@ export async function runPool<T extends string>(
         if (ok) {
           const ms = performance.now() - q.t0;
           all.add(ms);
+          o.sample?.(q.t0, ms);
           const t = perType.get(q.job.type)!;
           t.s.add(ms);
           t.results += q.results;
