@@ -173,8 +173,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
   // Once a burst of writes is over and applied: memory back within a second or two of it.
   const quiet = new QuietTrim({
     minGapMs: QUIET_GAP_MS,
-    // Client frames count as activity too: the trim's full collection of this thread's heap
-    // takes ~25 ms, and in the middle of a run of searches it was their slowest answers.
+    // client frames too: the trim waits for reads to pause (why: quiet-trim.ts)
     activity: () => {
       let n = writer.batches;
       for (const k in ctx.counters.framesIn) n += ctx.counters.framesIn[k]!;
