@@ -51,6 +51,14 @@ export interface HllRecord {
 export type HllView = Map<string, HllRecord>;
 
 const HEAD = 10;
+/** register values (register * 64 + value) are below this */
+const RV_SPAN = 256 * 64;
+
+/** Which shapes (indexes into HLL_SHAPES) count events of each kind. */
+const SHAPES_BY_KIND = new Map<number, number[]>();
+HLL_SHAPES.forEach((shape, i) => {
+  for (const k of shape.kinds) SHAPES_BY_KIND.set(k, [...(SHAPES_BY_KIND.get(k) ?? []), i]);
+});
 const newRecord = (): HllRecord => ({ count: 0, expiring: 0, held: new Map() });
 
 /** Writes one (register value, events) entry at `at`; returns where the next one goes. */
@@ -64,18 +72,22 @@ function putEntry(out: Buffer, at: number, rv: number, n: number): number {
 
 /**
  * A stored record (or none) with a batch's deltas added, entry by entry in one pass over both
- * (a record's entries are in order; the deltas are sorted), without building a map of the
- * record: a popular pubkey's followers touch its record in every batch. Undefined when nothing
- * is counted any more.
+ * (a record's entries are in order; `deltas` is (register value, events) pairs in register
+ * value order, none zero), without building a map of the record: a popular pubkey's followers
+ * touch its record in every batch. Undefined when nothing is counted any more.
  */
-export function mergeRecord(v: Uint8Array | undefined, d: HllRecord): Buffer | undefined {
+export function mergeSorted(
+  v: Uint8Array | undefined,
+  dCount: number,
+  dExpiring: number,
+  deltas: readonly number[],
+): Buffer | undefined {
   const b = v ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : undefined;
-  const count = (b ? b.readUIntBE(0, 6) : 0) + d.count;
+  const count = (b ? b.readUIntBE(0, 6) : 0) + dCount;
   if (count <= 0) return undefined;
-  const deltas = [...d.held].filter(([, n]) => n !== 0).sort((x, y) => x[0] - y[0]);
-  const out = Buffer.allocUnsafe((b?.length ?? HEAD) + deltas.length * 9);
+  const out = Buffer.allocUnsafe((b?.length ?? HEAD) + (deltas.length / 2) * 9);
   out.writeUIntBE(count, 0, 6);
-  out.writeUInt32BE((b ? b.readUInt32BE(6) : 0) + d.expiring, 6);
+  out.writeUInt32BE((b ? b.readUInt32BE(6) : 0) + dExpiring, 6);
   let at = HEAD;
   let i = HEAD;
   let j = 0;
@@ -91,23 +103,30 @@ export function mergeRecord(v: Uint8Array | undefined, d: HllRecord): Buffer | u
         n += (c & 0x7f) * mul;
         if (c < 0x80) break;
       }
-      const dv = deltas[j];
-      if (dv && dv[0] < rv) {
-        if (dv[1] > 0) at = putEntry(out, at, dv[0], dv[1]);
-        j++;
+      if (j < deltas.length && deltas[j]! < rv) {
+        if (deltas[j + 1]! > 0) at = putEntry(out, at, deltas[j]!, deltas[j + 1]!);
+        j += 2;
         continue;
       }
       i = k;
-      if (dv && dv[0] === rv) {
-        n += dv[1];
-        j++;
+      if (j < deltas.length && deltas[j] === rv) {
+        n += deltas[j + 1]!;
+        j += 2;
       }
     } else {
-      [rv, n] = deltas[j++]!;
+      rv = deltas[j]!;
+      n = deltas[j + 1]!;
+      j += 2;
     }
     if (n > 0) at = putEntry(out, at, rv, n);
   }
   return out.subarray(0, at);
+}
+
+/** mergeSorted with the deltas as a record (tests, and readers' views). */
+export function mergeRecord(v: Uint8Array | undefined, d: HllRecord): Buffer | undefined {
+  const deltas = [...d.held].filter(([, n]) => n !== 0).sort((x, y) => x[0] - y[0]);
+  return mergeSorted(v, d.count, d.expiring, deltas.flat());
 }
 
 export function decodeRecord(v: Uint8Array): HllRecord {
@@ -179,36 +198,83 @@ export class HllRegisters implements Consumer<HllContribution, HllView> {
   }
 
   prepare(e: NostrEvent): HllContribution | null {
+    const shapes = SHAPES_BY_KIND.get(e.kind);
+    if (!shapes) return null;
     const marks: Mark[] = [];
-    HLL_SHAPES.forEach((shape, i) => {
-      if (!shape.kinds.includes(e.kind)) return;
-      const seen = new Set<string>();
+    for (const i of shapes) {
+      const tag = HLL_SHAPES[i]!.tag;
+      // A value named twice in one event counts once (contact lists repeat pubkeys).
+      let seen: Set<string> | undefined;
       for (const t of e.tags) {
         const value = t[1];
-        if (t[0] !== shape.tag || value === undefined || seen.has(value)) continue;
+        if (t[0] !== tag || value === undefined) continue;
+        seen ??= new Set();
+        if (seen.has(value)) continue;
         seen.add(value);
         const { ri, rho } = registerOf(e.pubkey, hllOffset(value));
-        marks.push({ key: recordKey(i, shape.tag, value), rv: ri * 64 + rho });
+        marks.push({ key: recordKey(i, tag, value), rv: ri * 64 + rho });
       }
-    });
+    }
     return marks.length > 0 ? { expiring: expirationOf(e) !== undefined, marks } : null;
   }
 
+  /**
+   * Sums the batch's marks per record and writes each record once. The marks go into one
+   * array of numbers (record, register value, sign) sorted natively, so a batch's tens of
+   * thousands of marks cost no map per record (measured: the maps and the sorting per record
+   * were half of this consumer's time).
+   */
   apply(
     _s: Store,
     adds: readonly Derived<HllContribution>[],
     removes: readonly Derived<HllContribution>[],
   ): void {
-    const batch: HllView = new Map();
-    for (const { p } of adds) fold(batch, p, 1);
-    for (const { p } of removes) fold(batch, p, -1);
-    for (const [key, d] of batch) {
+    const index = new Map<string, number>();
+    const keys: string[] = [];
+    const counts: number[] = [];
+    const expiring: number[] = [];
+    let marks = new Float64Array(1024);
+    let n = 0;
+    const add = (p: HllContribution, sign: 1 | -1) => {
+      for (const m of p.marks) {
+        let r = index.get(m.key);
+        if (r === undefined) {
+          r = keys.length;
+          index.set(m.key, r);
+          keys.push(m.key);
+          counts.push(0);
+          expiring.push(0);
+        }
+        counts[r]! += sign;
+        if (p.expiring) expiring[r]! += sign;
+        if (n === marks.length) {
+          const grown = new Float64Array(n * 2);
+          grown.set(marks);
+          marks = grown;
+        }
+        marks[n++] = (r * RV_SPAN + m.rv) * 2 + (sign > 0 ? 1 : 0);
+      }
+    };
+    for (const { p } of adds) add(p, 1);
+    for (const { p } of removes) add(p, -1);
+    const sorted = marks.subarray(0, n).sort();
+    const deltas: number[] = [];
+    for (let j = 0; j < n; ) {
+      const r = Math.floor(sorted[j]! / (2 * RV_SPAN));
+      deltas.length = 0;
+      while (j < n && Math.floor(sorted[j]! / (2 * RV_SPAN)) === r) {
+        const rv = Math.floor(sorted[j]! / 2) % RV_SPAN;
+        let d = 0;
+        for (; j < n && Math.floor(sorted[j]! / 2) === r * RV_SPAN + rv; j++)
+          d += sorted[j]! % 2 === 1 ? 1 : -1;
+        if (d !== 0) deltas.push(rv, d);
+      }
       // A contact list replaced by one naming the same pubkeys leaves its records as they are.
-      if (d.count === 0 && d.expiring === 0 && [...d.held.values()].every((n) => n === 0)) continue;
-      const k = dbKey(key);
+      if (counts[r] === 0 && expiring[r] === 0 && deltas.length === 0) continue;
+      const k = dbKey(keys[r]!);
       if (!k) continue;
       const v = this.db.get(k);
-      const merged = mergeRecord(v, d);
+      const merged = mergeSorted(v, counts[r]!, expiring[r]!, deltas);
       if (merged) this.db.put(k, merged);
       else if (v) this.db.remove(k);
     }
