@@ -24,8 +24,8 @@ export interface Derived {
   runner: ConsumerRunner;
   search: SearchIndex | undefined;
   counters: Counters | undefined;
-  /** NIP-45 counts and registers of the shapes NIP-45 names */
-  registers: HllRegisters;
+  /** NIP-45 counts and registers of the shapes NIP-45 names, unless `count.registers` is off */
+  registers: HllRegisters | undefined;
   /** answers `search` filters, when search is enabled */
   searcher: Searcher | undefined;
 }
@@ -87,10 +87,11 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
   if (o.consumers === false) return beside(store, expiration);
   const search = config["search.enabled"] ? new SearchIndex(store) : undefined;
   const counters = config["api.enabled"] ? new Counters(store) : undefined;
+  const registers = config["count.registers"] ? new HllRegisters(store) : undefined;
   if (!search) markStale(store, "search");
   if (!counters) markStale(store, "counters");
+  if (!registers) markStale(store, REGISTERS_CONSUMER);
   const indexes = new Indexes(store);
-  const registers = new HllRegisters(store);
   const consumers = [indexes, search, counters, registers].filter((c) => c !== undefined) as Consumer[];
   const runner = new ConsumerRunner(store, consumers, {
     intervalMs: config["consumers.intervalMs"],
@@ -109,7 +110,7 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
   indexes.tail = runner.tail(indexes);
   if (search) search.tail = runner.tail(search);
   if (counters) counters.tail = runner.tail(counters);
-  registers.tail = runner.tail(registers);
+  if (registers) registers.tail = runner.tail(registers);
   runner.catchUp(o.progress, o.batch);
   return {
     expiration,

@@ -131,7 +131,7 @@ describe("NIP-45 registers kept by a consumer", () => {
           for (const value of values.get(tag) ?? []) {
             const want = recount(live, shape, value);
             const label = `${when}: ${tag} ${kinds} ${value.slice(0, 12)}`;
-            const kept = derived.registers.read(recordKey(shape, tag, value), o.hwm);
+            const kept = derived.registers!.read(recordKey(shape, tag, value), o.hwm);
             if (kept) {
               answered++;
               expect([label, kept.count, Buffer.from(kept.registers).toString("hex")]).toEqual([
@@ -173,4 +173,60 @@ describe("NIP-45 registers kept by a consumer", () => {
         rmSync(dir, { recursive: true, force: true });
       }
     });
+
+  test("switched off, COUNT counts the tag index; switched on again, the records are rebuilt", async () => {
+    const g = new Gen(21);
+    const { events, values } = stream(g);
+    const dir = tempDir("registers-off-");
+    const answers = async (registersOn: boolean, add: readonly NostrEvent[]) => {
+      const config = loadConfig({ flags: { "count.registers": String(registersOn) } });
+      const store = openStore(dir);
+      const derived = openDerived(store, config, { log: () => {} });
+      const writer = new Writer(store, 64, (st, rm) => derived.runner.committed(st, rm));
+      try {
+        for (const e of add) await writer.submit(e, storedJson(e));
+        await writer.drain();
+        await derived.runner.settle();
+        expect(derived.registers === undefined).toBe(!registersOn);
+        const hidden = derived.expiration.hidden;
+        const live = [...scanOldestFirst(store, {})]
+          .filter((x) => !hidden(x.serial))
+          .map((x) => JSON.parse(x.json.toString("utf8")) as NostrEvent);
+        const o: QueryOptions = {
+          hwm: writer.visibleSerial,
+          defaultLimit: 100,
+          maxLimit: 1000,
+          yieldEvery: 256,
+          hidden,
+        };
+        let kept = 0;
+        for (let shape = 0; shape < HLL_SHAPES.length; shape++) {
+          const { tag, kinds } = HLL_SHAPES[shape]!;
+          for (const value of values.get(tag) ?? []) {
+            const want = recount(live, shape, value);
+            const label = `${registersOn ? "on" : "off"}: ${tag} ${kinds} ${value.slice(0, 12)}`;
+            if (derived.registers?.read(recordKey(shape, tag, value), o.hwm)) kept++;
+            const filter = { tags: [[tag, [value]]] as [string, string[]][], kinds: [...kinds] };
+            const got = await countAnswer(store, [filter], o, derived.registers);
+            expect([label, got]).toEqual([label, want]);
+          }
+        }
+        return kept;
+      } finally {
+        await writer.drain();
+        await derived.runner.stop();
+        await closeStore(store);
+      }
+    };
+    const half = events.length / 2;
+    try {
+      expect(await answers(true, events.slice(0, half))).toBeGreaterThan(0);
+      // Off while replacements and deletions of events it had counted come and are purged.
+      expect(await answers(false, events.slice(half))).toBe(0);
+      // On again: what it kept is stale, so it is rebuilt from the log at start.
+      expect(await answers(true, [])).toBeGreaterThan(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -59,6 +59,7 @@ export async function run(argv: string[]): Promise<number> {
     verify: relay.ctx.verifyPool.reason,
     search: c["search.enabled"],
     api: c["api.enabled"],
+    countRegisters: c["count.registers"],
     auth: c["auth.writes"] || c["auth.reads"] ? `writes=${c["auth.writes"]},reads=${c["auth.reads"]}` : "off",
     realIp: c["http.realIpHeader"] || "peer",
     cluster: relay.ctx.cluster

@@ -180,6 +180,11 @@ export const SCHEMA = {
   "api.trendingWindowSeconds": i(86400, "notes this recent are ranked by /v0/trending/notes", false, {
     min: 60,
   }),
+  "count.registers": b(
+    true,
+    "NIP-45: keep follower, reaction, reply, repost, quote and comment counts with their HyperLogLog registers as events commit, so such a COUNT is one read (off: it counts the tag index, and ingest costs less)",
+    false,
+  ),
   "online.probe": b(
     false,
     "probe the relays named in stored NIP-65 lists for /v1/online (outbound HTTP)",

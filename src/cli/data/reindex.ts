@@ -29,12 +29,15 @@ Each batch is committed with the index's watermark: an interrupted (even killed)
 the index partly rebuilt and marked so, and the next relay start or reindex continues it.`;
 
 const NAMES = ["indexes", "search", "counters", "hll"] as const;
-/** The setting that turns each on; the REQ indexes and NIP-45 counts are always kept. */
-const ENABLED: Record<(typeof NAMES)[number], "search.enabled" | "api.enabled" | undefined> = {
+/** The setting that turns each on; the REQ indexes are always kept. */
+const ENABLED: Record<
+  (typeof NAMES)[number],
+  "search.enabled" | "api.enabled" | "count.registers" | undefined
+> = {
   indexes: undefined,
   search: "search.enabled",
   counters: "api.enabled",
-  hll: undefined,
+  hll: "count.registers",
 };
 const enabled = (config: Record<string, unknown>, name: (typeof NAMES)[number]): boolean => {
   const key = ENABLED[name];
