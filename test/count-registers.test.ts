@@ -15,6 +15,7 @@ import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import type { QueryOptions } from "../src/store/query.ts";
 import { scanOldestFirst } from "../src/store/scan.ts";
+import type { Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
 import { Writer } from "../src/store/writer.ts";
 import { Gen } from "./gen.ts";
@@ -102,6 +103,27 @@ function recount(live: NostrEvent[], shape: number, value: string): { count: num
   return { count, hll: hll.hex() };
 }
 
+/** The stored events readers may see, and the query options to count them as a relay would. */
+function visible(
+  store: Store,
+  derived: ReturnType<typeof openDerived>,
+  writer: Writer,
+): { live: NostrEvent[]; o: QueryOptions } {
+  const hidden = derived.expiration.hidden;
+  const live = [...scanOldestFirst(store, {})]
+    .filter((x) => !hidden(x.serial))
+    .map((x) => JSON.parse(x.json.toString("utf8")) as NostrEvent);
+  const o: QueryOptions = {
+    hwm: writer.visibleSerial,
+    defaultLimit: 100,
+    maxLimit: 1000,
+    yieldEvery: 256,
+    hidden,
+    anyHidden: derived.expiration.anyHidden,
+  };
+  return { live, o };
+}
+
 describe("NIP-45 registers kept by a consumer", () => {
   for (const seed of SEEDS)
     test(`equal a recount after inserts, replacements, deletions and expiry (seed ${seed})`, async () => {
@@ -114,18 +136,7 @@ describe("NIP-45 registers kept by a consumer", () => {
       let answered = 0;
       const check = async (when: string) => {
         await writer.drain();
-        const hidden = derived.expiration.hidden;
-        const live = [...scanOldestFirst(store, {})]
-          .filter((x) => !hidden(x.serial))
-          .map((x) => JSON.parse(x.json.toString("utf8")) as NostrEvent);
-        const o: QueryOptions = {
-          hwm: writer.visibleSerial,
-          defaultLimit: 100,
-          maxLimit: 1000,
-          yieldEvery: 256,
-          hidden,
-          anyHidden: derived.expiration.anyHidden,
-        };
+        const { live, o } = visible(store, derived, writer);
         for (let shape = 0; shape < HLL_SHAPES.length; shape++) {
           const { tag, kinds } = HLL_SHAPES[shape]!;
           for (const value of values.get(tag) ?? []) {
@@ -188,17 +199,7 @@ describe("NIP-45 registers kept by a consumer", () => {
         await writer.drain();
         await derived.runner.settle();
         expect(derived.registers === undefined).toBe(!registersOn);
-        const hidden = derived.expiration.hidden;
-        const live = [...scanOldestFirst(store, {})]
-          .filter((x) => !hidden(x.serial))
-          .map((x) => JSON.parse(x.json.toString("utf8")) as NostrEvent);
-        const o: QueryOptions = {
-          hwm: writer.visibleSerial,
-          defaultLimit: 100,
-          maxLimit: 1000,
-          yieldEvery: 256,
-          hidden,
-        };
+        const { live, o } = visible(store, derived, writer);
         let kept = 0;
         for (let shape = 0; shape < HLL_SHAPES.length; shape++) {
           const { tag, kinds } = HLL_SHAPES[shape]!;
