@@ -60,7 +60,7 @@ function beside(store: Store, expiration: Expiration): Derived {
     runner,
     search: undefined,
     counters: undefined,
-    registers: new HllRegisters(store),
+    registers: undefined,
     searcher: undefined,
   };
 }
