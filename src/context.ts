@@ -8,6 +8,7 @@ import type { Config } from "./config/schema.ts";
 import type { Derived } from "./derived.ts";
 import type { LiveIndex } from "./fanout/live-index.ts";
 import type { Subscription } from "./fanout/subscription.ts";
+import type { PendingGate } from "./ingest/pending.ts";
 import type { PolicyPlugin } from "./ingest/plugin.ts";
 import type { Moderation } from "./manage/moderation.ts";
 import type { Conn } from "./server/connection.ts";
@@ -49,6 +50,8 @@ export interface RelayContext {
   /** search, counters and the runner that keeps them */
   derived: Derived;
   rates: RateLimiter;
+  /** EVENTs read and not yet answered: past its bound, sockets are paused */
+  pending: PendingGate;
   plugin: PolicyPlugin | undefined;
   /** the HTTP API's trending window and relay prober (src/api/), set by startRelay */
   api?: Api;

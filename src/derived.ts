@@ -97,6 +97,8 @@ export function openDerived(store: Store, config: Config, o: DeriveOptions = {})
     intervalMs: config["consumers.intervalMs"],
     idleMs: config["consumers.idleMs"],
     batch: config["consumers.maxBatch"],
+    maxEvents: config["consumers.maxBacklog"],
+    maxBytes: config["consumers.maxBacklogMb"] * 2 ** 20,
     log,
     logError: o.logError,
     applier: o.thread

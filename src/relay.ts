@@ -13,6 +13,7 @@ import { openDerived } from "./derived.ts";
 import { broadcast } from "./fanout/broadcast.ts";
 import { LiveIndex } from "./fanout/live-index.ts";
 import type { Subscription } from "./fanout/subscription.ts";
+import { PendingGate } from "./ingest/pending.ts";
 import { PolicyPlugin } from "./ingest/plugin.ts";
 import { configureLog, log } from "./log.ts";
 import { Moderation } from "./manage/moderation.ts";
@@ -102,6 +103,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
       isOwnUrl: (url) => isOwnUrl(url),
       refuse: (e) => moderation.banned(e),
       follow: true,
+      backlog: () => runner.backlog(),
     },
     (stored, removed, high) => {
       // The consumers' views first: a subscriber told of an event can search for it at once.
@@ -130,6 +132,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
       (ip) => inList(ctx.config["rate.exemptIps"], ip),
     ),
     conns: new Set(),
+    pending: new PendingGate(config["writer.maxPending"], config["writer.maxPendingMb"] * 2 ** 20),
     moderation,
     plugin: config["policy.plugin"]
       ? new PolicyPlugin({

@@ -82,6 +82,13 @@ export const SCHEMA = {
   "verify.libraryPath": s("", "path of libsecp256k1 to try first", false),
   "verify.batchSize": i(64, "events per verification batch", false, { min: 1 }),
   "writer.maxBatch": i(2048, "most events committed in one write transaction", false, { min: 1 }),
+  "writer.maxPending": i(
+    8192,
+    "EVENTs read from the sockets and not yet answered, at most: past it the relay stops reading from connections that send more until half of them are answered",
+    false,
+    { min: 1 },
+  ),
+  "writer.maxPendingMb": i(16, "their bytes, at most, in MiB", false, { min: 1 }),
   "store.mapSizeGb": i(
     1024,
     "LMDB memory map reserved for each environment at start, in GiB (address space, not memory or disk); lmdb-js maps a larger one when the data outgrows it",
@@ -111,6 +118,12 @@ export const SCHEMA = {
   "consumers.maxBatch": i(10000, "derived indexes apply new events as soon as this many wait", false, {
     min: 1,
   }),
+  "consumers.maxBacklog": i(
+    20000,
+    "events committed and not yet in the derived indexes, at most: past it the writer waits for them and ingest stops reading EVENTs from the sockets (0 = no bound)",
+    false,
+  ),
+  "consumers.maxBacklogMb": i(48, "stored bytes of those events, at most, in MiB (0 = no bound)", false),
   "consumers.thread": b(true, "derived indexes apply new events on a thread of their own", false),
   "query.yieldEvery": i(512, "index entries scanned before a query yields to other connections", false, {
     min: 16,

@@ -37,6 +37,8 @@ export class Gen {
   readonly building: boolean[];
   /** events in the batch that are not dropped */
   live = 0;
+  /** stored JSON bytes of those events and of the removals (the backlog's bound counts them) */
+  bytes = 0;
   /** when the first item arrived (ms), for lag */
   firstAt = 0;
 

@@ -21,7 +21,7 @@ import { trimRemovals } from "../store/removals.ts";
 import type { HighWater } from "../store/serials.ts";
 import type { Store } from "../store/store.ts";
 import { DERIVED_DIR } from "../store/store.ts";
-import type { Committed } from "../store/writer.ts";
+import type { BacklogState, Committed } from "../store/writer.ts";
 import type { Applier } from "./apply.ts";
 import { InThreadApplier } from "./apply.ts";
 import type { Progress } from "./catch-up.ts";
@@ -39,6 +39,12 @@ export interface RunnerOptions {
   idleMs?: number;
   /** apply as soon as this many events wait */
   batch: number;
+  /**
+   * the backlog's bound: events committed and not yet applied by every consumer, and their
+   * stored JSON's bytes. Past either, `backlog()` makes the writer wait (0: no bound)
+   */
+  maxEvents?: number;
+  maxBytes?: number;
   log?: (line: string) => void;
   /** where failures go (default: `log`) */
   logError?: (line: string) => void;
@@ -84,6 +90,13 @@ export class ConsumerRunner {
   failedBatches = 0;
   private readonly log: (line: string) => void;
   private applier: Applier;
+  /** writers waiting for the backlog to drop under its bound */
+  private roomWaiters: (() => void)[] = [];
+  /** the most events that waited at once since start (metrics; the bound's test) */
+  peakEvents = 0;
+  /** times a writer waited for the backlog, and for how long in all (ms) */
+  waits = 0;
+  waitedMs = 0;
 
   constructor(
     private readonly store: Store,
@@ -153,6 +166,7 @@ export class ConsumerRunner {
       g.adds.push(item);
       g.bySerial.set(c.serial, item);
       g.live++;
+      g.bytes += c.json.length;
       if (c.serial > g.maxSerial) g.maxSerial = c.serial;
     }
     for (const r of removed) {
@@ -163,6 +177,7 @@ export class ConsumerRunner {
         added.dropped = true;
         g.bySerial.delete(r.serial);
         g.live--;
+        g.bytes -= added.json.length;
         for (let i = 0; i < cs.length; i++) {
           if (g.views[i] === undefined || added.at >= g.addsSeen[i]!) continue;
           const p = derived(cs, added, i);
@@ -171,10 +186,60 @@ export class ConsumerRunner {
         continue;
       }
       g.removes.push({ seq: r.seq, serial: r.serial, event: r.event, json: r.json });
+      g.bytes += r.json.length;
     }
     this.lastCommitAt = performance.now();
-    if (g.live >= this.o.batch) this.flushSoon();
+    const waiting = this.waitingEvents();
+    if (waiting > this.peakEvents) this.peakEvents = waiting;
+    if (g.live >= this.batchEvents() || g.bytes >= this.batchBytes()) this.flushSoon();
     else this.armIdle();
+  }
+
+  /**
+   * Events per batch: `batch`, or half the backlog's bound if that is smaller, so that one batch
+   * applies while the next one fills without the writer waiting.
+   */
+  private batchEvents(): number {
+    const max = this.o.maxEvents ?? 0;
+    return max > 0 ? Math.max(1, Math.min(this.o.batch, Math.floor(max / 2))) : this.o.batch;
+  }
+
+  private batchBytes(): number {
+    const max = this.o.maxBytes ?? 0;
+    return max > 0 ? Math.max(1, Math.floor(max / 2)) : Number.POSITIVE_INFINITY;
+  }
+
+  /** Whether the events waiting, and their bytes, are under the bound. */
+  private hasRoom(): boolean {
+    const events = this.o.maxEvents ?? 0;
+    const bytes = this.o.maxBytes ?? 0;
+    return (events <= 0 || this.waitingEvents() < events) && (bytes <= 0 || this.waitingBytes() < bytes);
+  }
+
+  /**
+   * Asked by the writer before each batch. The log on disk is the queue: what waits here for
+   * the consumers is bounded, and once the bound is reached the writer waits for them (and
+   * ingest, its queue full, stops reading from the sockets), so a burst of any length holds the
+   * same memory and readers never match more than the bound outside the indexes.
+   */
+  backlog(): BacklogState {
+    if (this.hasRoom()) return undefined;
+    // The consumers cannot apply (a full disk): waiting would hang every writer, so refuse.
+    if (this.failure) return { refuse: this.failure.reason, full: this.failure.full };
+    this.flushSoon();
+    const started = performance.now();
+    this.waits++;
+    return new Promise<void>((resolve) => this.roomWaiters.push(resolve)).then(() => {
+      this.waitedMs += performance.now() - started;
+    });
+  }
+
+  /** Lets waiting writers go on once there is room (or the consumers fail: they refuse then). */
+  private wakeWriters(): void {
+    if (this.roomWaiters.length === 0 || (!this.hasRoom() && !this.failure)) return;
+    const waiters = this.roomWaiters;
+    this.roomWaiters = [];
+    for (const w of waiters) w();
   }
 
   /** Applies the open batch once writes pause for `idleMs` (checked, not re-armed per commit). */
@@ -219,9 +284,10 @@ export class ConsumerRunner {
       this.flushing = null;
       // A full batch or a pause in writes that came meanwhile goes on at once while the runner
       // runs; a batch that failed waits for the next tick.
-      const again = this.again;
+      const again = this.again || this.roomWaiters.length > 0;
       this.again = false;
-      if (again && this.timer && this.sealed[0] !== g) void this.flush();
+      this.wakeWriters();
+      if (again && (this.timer || this.roomWaiters.length > 0) && this.sealed[0] !== g) void this.flush();
     });
     return this.flushing;
   }
@@ -269,6 +335,8 @@ export class ConsumerRunner {
       const cause = await commitCause(e);
       const full = (cause as { full?: string }).full ?? fullReason(cause, join(this.store.path, DERIVED_DIR));
       this.failing(full ?? cause.message, full !== undefined, g.live);
+      // Writers waiting for room refuse their events now instead of waiting on a full disk.
+      this.wakeWriters();
       if (this.applier.broken) {
         this.log("consumers: applying in this thread from now on");
         this.applier = new InThreadApplier(this.store, this.consumers);
@@ -297,6 +365,13 @@ export class ConsumerRunner {
   waitingEvents(): number {
     let n = this.open.live;
     for (const g of this.sealed) n += g.live;
+    return n;
+  }
+
+  /** Bytes of stored JSON the generations waiting hold. */
+  waitingBytes(): number {
+    let n = this.open.bytes;
+    for (const g of this.sealed) n += g.bytes;
     return n;
   }
 

@@ -37,6 +37,12 @@ export interface Client {
   askAuth(): void;
   /** Queues one frame for the end of this turn; false when the socket is gone. */
   send(frame: string): boolean;
+  /**
+   * Stops reading this client's frames (TCP backpressure) until `resume`: ingest does so while
+   * the EVENTs waiting for an answer are at their bound. Frames already read are still handled.
+   */
+  pause(): void;
+  resume(): void;
   /** Sends stored answers in order, pausing while the socket drains; false if cut short. */
   sendAll(frames: readonly string[], isCancelled: () => boolean): Promise<boolean>;
 }

@@ -19,6 +19,8 @@ import { ALREADY_HAVE, error, invalid, isReject } from "../wire/reasons.ts";
 import { writePolicy } from "./access.ts";
 import { AUTH_KIND, challengeFor } from "./auth.ts";
 import type { Client } from "./client.ts";
+import type { PendingGate } from "./pending.ts";
+import { pendingBytes } from "./pending.ts";
 import type { PolicyPlugin } from "./plugin.ts";
 
 export interface AdmitOptions {
@@ -90,6 +92,8 @@ function refuse(ctx: RelayContext, conn: Client, id: string, r: Reject): void {
 /** An EVENT that passed the shape checks, with the JSON of its tags and content. */
 interface Incoming extends Verifiable {
   conn: Client;
+  /** what it counts in the pending gate */
+  bytes: number;
 }
 
 /**
@@ -101,8 +105,12 @@ interface Incoming extends Verifiable {
 export class EventIngest {
   private batch: Incoming[] = [];
   private scheduled = false;
+  /** EVENTs taken and not yet answered */
+  private readonly pending: PendingGate;
 
-  constructor(private readonly ctx: RelayContext) {}
+  constructor(private readonly ctx: RelayContext) {
+    this.pending = ctx.pending;
+  }
 
   /** Takes one EVENT's event; its OK goes out once its outcome is final. */
   push(conn: Client, raw: unknown): void {
@@ -112,7 +120,11 @@ export class EventIngest {
       refuse(this.ctx, conn, typeof rawId === "string" ? rawId : "", e);
       return;
     }
-    this.batch.push({ conn, e, tags: JSON.stringify(e.tags), content: JSON.stringify(e.content) });
+    const tags = JSON.stringify(e.tags);
+    const content = JSON.stringify(e.content);
+    const bytes = pendingBytes(tags, content);
+    this.batch.push({ conn, e, tags, content, bytes });
+    this.pending.take(conn, bytes);
     if (this.scheduled) return;
     this.scheduled = true;
     // setImmediate gathers every frame that arrives in this turn of the event loop.
@@ -123,7 +135,11 @@ export class EventIngest {
     this.scheduled = false;
     const items = this.batch;
     this.batch = [];
-    void this.process(items);
+    void this.process(items).finally(() => {
+      let bytes = 0;
+      for (const it of items) bytes += it.bytes;
+      this.pending.release(items.length, bytes);
+    });
   };
 
   private async process(items: Incoming[]): Promise<void> {

@@ -99,6 +99,14 @@ export class Conn implements Client {
     this.send(authFrame(this.challenge));
   }
 
+  pause(): void {
+    if (!this.closed) this.ws.pause();
+  }
+
+  resume(): void {
+    if (!this.closed) this.ws.resume();
+  }
+
   /** Closes after the queued frames are written. */
   close(code: number, reason: string): void {
     this.flush();

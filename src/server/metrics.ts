@@ -189,8 +189,53 @@ export function renderMetrics(ctx: RelayContext): string {
     "Duration of a derived index's last batch.",
     byConsumer((l) => l.lastApplyMs / 1000),
   );
+  const runner = ctx.derived.runner;
+  x.metric(
+    "relay_consumer_backlog_bytes",
+    "gauge",
+    "Stored bytes of the committed events the derived indexes have not applied yet.",
+    [[{}, runner.waitingBytes()]],
+  );
+  x.metric(
+    "relay_consumer_backlog_limit_events",
+    "gauge",
+    "The backlog's bound in events (consumers.maxBacklog; 0: none): past it the writer waits.",
+    [[{}, ctx.config["consumers.maxBacklog"]]],
+  );
+  x.metric(
+    "relay_consumer_backlog_peak_events",
+    "gauge",
+    "The most committed events that waited for the derived indexes at once since start.",
+    [[{}, runner.peakEvents]],
+  );
+  x.metric(
+    "relay_writer_backlog_waits_total",
+    "counter",
+    "Times the writer waited for the derived indexes' backlog to drop under its bound.",
+    [[{}, runner.waits]],
+  );
+  x.metric(
+    "relay_writer_backlog_wait_seconds_total",
+    "counter",
+    "Time the writer spent waiting for the derived indexes' backlog.",
+    [[{}, runner.waitedMs / 1000]],
+  );
+  const pending = ctx.pending;
+  x.metric("relay_ingest_pending_events", "gauge", "EVENTs read from clients and not yet answered.", [
+    [{}, pending.events],
+  ]);
+  x.metric("relay_ingest_pending_bytes", "gauge", "Their approximate bytes.", [[{}, pending.bytes]]);
+  x.metric(
+    "relay_ingest_paused_connections",
+    "gauge",
+    "Connections not being read while the pending EVENTs are at their bound.",
+    [[{}, pending.pausedNow]],
+  );
+  x.metric("relay_ingest_pauses_total", "counter", "Times a connection was paused for that.", [
+    [{}, pending.pauses],
+  ]);
   const full = w.full;
-  const failure = ctx.derived.runner.failure;
+  const failure = runner.failure;
   x.metric(
     "relay_storage_full",
     "gauge",
@@ -222,7 +267,7 @@ export function renderMetrics(ctx: RelayContext): string {
     "relay_consumer_failed_batches_total",
     "counter",
     "Batches of the derived indexes that failed to apply since start (each is tried again).",
-    [[{}, ctx.derived.runner.failedBatches]],
+    [[{}, runner.failedBatches]],
   );
   if (ctx.cluster) clusterMetrics(x, ctx.cluster.status);
   x.metric("process_resident_memory_bytes", "gauge", "Resident set size.", [[{}, process.memoryUsage.rss()]]);

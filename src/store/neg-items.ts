@@ -8,7 +8,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { MergedScan } from "./cursor.ts";
-import { indexSnapshot, tailEvents } from "./indexes.ts";
+import { indexSnapshot, tailMatches } from "./indexes.ts";
 import { hexBytes, readU64, serialKey } from "./keys.ts";
 import { planFilter } from "./plan.ts";
 import type { QueryOptions } from "./query.ts";
@@ -121,8 +121,8 @@ export async function collectItems(
       if (!c.add(k.time, json)) return "too-many";
     }
     // Events after the indexes' watermark are matched directly.
-    for (const [serial, e] of tailEvents(snap)) {
-      if (!visible(serial) || !matchFilter(f, e)) continue;
+    for (const [serial, e] of tailMatches(snap, f)) {
+      if (!visible(serial)) continue;
       const json = s.events.getBinary(serialKey(serial));
       if (!json || !allowed(json)) continue;
       if (!c.add(e.created_at, json)) return "too-many";

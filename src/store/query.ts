@@ -8,7 +8,7 @@ import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { MergedScan } from "./cursor.ts";
 import type { IndexSnapshot } from "./indexes.ts";
-import { indexSnapshot, removedIn, tailEvents } from "./indexes.ts";
+import { indexSnapshot, removedIn, tailMatches } from "./indexes.ts";
 import { countByKeys } from "./key-count.ts";
 import { hexBytes, readU64 } from "./keys.ts";
 import type { Plan } from "./plan.ts";
@@ -96,8 +96,8 @@ const load = readEvent;
  */
 function tailHits(s: Store, f: Filter, snap: IndexSnapshot, o: QueryOptions): Hit[] {
   const out: Hit[] = [];
-  for (const [serial, e] of tailEvents(snap)) {
-    if (serial > o.hwm || !matchFilter(f, e) || o.hidden?.(serial)) continue;
+  for (const [serial, e] of tailMatches(snap, f)) {
+    if (serial > o.hwm || o.hidden?.(serial)) continue;
     const json = load(s, serial);
     if (json === undefined || (o.allow && !o.allow(json))) continue;
     out.push({ time: e.created_at, serial, json });

@@ -7,7 +7,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { MergedScan } from "./cursor.ts";
-import { indexSnapshot, tailEvents } from "./indexes.ts";
+import { indexSnapshot, tailEvents, tailMatches } from "./indexes.ts";
 import { hexBytes, keyTime, kindBytes, readU64, serialKey } from "./keys.ts";
 import { planFilter } from "./plan.ts";
 import type { Store } from "./store.ts";
@@ -54,8 +54,7 @@ export function* scanOldestFirst(s: Store, f: Filter, chunk = 1024): Generator<S
   // Events after the indexes' watermark are matched directly and merged in, in the same order.
   const snap = indexSnapshot(s);
   const tail: { serial: number; time: number }[] = [];
-  for (const [serial, e] of tailEvents(snap))
-    if (matchFilter(f, e)) tail.push({ serial, time: e.created_at });
+  for (const [serial, e] of tailMatches(snap, f)) tail.push({ serial, time: e.created_at });
   tail.sort((a, b) => a.time - b.time || a.serial - b.serial);
   let t = 0;
   function* tailUpTo(time: number, serial: number): Generator<StoredEvent> {

@@ -84,8 +84,22 @@ type Pending =
       failed?: unknown;
     };
 
+/** What bounds the writer from outside before each batch (consumers/runner.ts `backlog`). */
+export type BacklogState =
+  /** room: write */
+  | undefined
+  /** full: write once this resolves */
+  | Promise<void>
+  /** full, and it cannot drain (the consumers' disk is full): refuse events for this reason */
+  | { refuse: string; full: boolean };
+
 export interface WriterOptions {
   maxBatch: number;
+  /**
+   * The consumers' backlog: asked before each batch, so that what waits for them stays within
+   * its bound (the writer waits) whatever the length of a burst.
+   */
+  backlog?: () => BacklogState;
   /** whether a NIP-62 `relay` tag names this relay */
   isOwnUrl?: (url: string) => boolean;
   /**
@@ -206,13 +220,28 @@ export class Writer {
     const s = this.store;
     let flushing: Promise<void> = Promise.resolve();
     while (this.queue.length > 0) {
+      const room = this.opts.backlog?.();
+      if (room instanceof Promise) {
+        // The consumers' backlog is at its bound: what arrives meanwhile waits in the queue,
+        // which ingest keeps bounded by pausing the sockets that feed it.
+        await room;
+        continue;
+      }
       const batch = this.queue.splice(0, this.opts.maxBatch);
       const started = performance.now();
       let removed: Removal[] = [];
       let others: Others | undefined;
       // Storage full: refuse events at once until there may be room again (full.ts); tasks and
-      // the look at other processes' commits still run.
-      const refusing = this.full.full && !this.full.shouldTry() ? this.storageFull() : undefined;
+      // the look at other processes' commits still run. So do they while the consumers cannot
+      // apply what waits for them.
+      const refusing =
+        this.full.full && !this.full.shouldTry()
+          ? this.storageFull()
+          : room
+            ? room.full
+              ? error(`${FULL}derived indexes: ${room.refuse}`)
+              : error(`could not store event: derived indexes cannot be written: ${room.refuse}`)
+            : undefined;
       let committed = false;
       try {
         if (refusing && batch.every((p) => p.type === "event")) {

@@ -41,6 +41,7 @@ export function openLocalWriter(config: Config, command: string, mustExist = fal
       maxBatch: config["writer.maxBatch"],
       isOwnUrl: ownUrlCheck(config.host, config.port, () => config.publicUrl),
       refuse: (e) => moderation.banned(e),
+      backlog: () => derived.runner.backlog(),
     },
     (stored, removed, high) => derived.runner.committed(stored, removed, high),
   );
