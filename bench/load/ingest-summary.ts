@@ -36,7 +36,8 @@ export interface IngestMemory {
 }
 
 export function sustainedOf(i: IngestResult, s: Settled | undefined): Sustained | undefined {
-  if (i.accepted === 0) return undefined;
+  // A rate "sustained" over an ingest that never finished would flatter a relay that died.
+  if (i.accepted === 0 || i.stalled || i.timedOut || i.closedConnections === i.connections) return undefined;
   const lag = s?.lagAtStart;
   // Without a settled wait (or with a relay that keeps no lagging index) the last OK is the end.
   if (!s?.reported) {
