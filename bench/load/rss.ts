@@ -1,7 +1,8 @@
 // The relay's resident memory: VmRSS/VmHWM of --pid from /proc, or this process's RSS when the
 // relay runs in-process (then the figure includes the load generator and the dataset too). Also
 // the CPU time used so far by the relay (/proc/PID/stat) and by this load tool, since both share
-// the machine's cores.
+// the machine's cores, and, when the relay has a memory cgroup with a limit, that cgroup's charge.
+// Read at phase marks; the once-a-second series (series.ts) reads only /proc/PID/status.
 import { readdirSync, readFileSync } from "node:fs";
 import type { Cgroup } from "./cgroup.ts";
 import { readCgroup } from "./cgroup.ts";
