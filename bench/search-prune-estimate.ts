@@ -3,7 +3,7 @@
 // shortest document) against the score a search must beat at the end (the 56th best: a search
 // keeps `limit * 2 + 16` candidates). An upper bound on what pruning saves, since the bar rises
 // only as the walk goes. Run on a copy of the directory:
-//   bun bench/search-prune-estimate.ts DATA_DIR [dataset.json] [queries]
+//   bun bench/search-prune-estimate.ts DATA_DIR [dataset meta .json] [queries]
 
 import { loadConfig } from "../src/config/load.ts";
 import { openDerived } from "../src/derived.ts";
@@ -11,15 +11,14 @@ import { flatten, POSTING_FIELDS, tokenBounds, tokenPrefix } from "../src/search
 import { idf, termScore } from "../src/search/bm25.ts";
 import { parseSearch } from "../src/search/parse.ts";
 import { openStore } from "../src/store/store.ts";
-import { buildCatalog } from "./load/catalog.ts";
-import type { Dataset } from "./load/dataset.ts";
+import { datasetCatalog, openDataset } from "./load/dataset.ts";
 import { buildSearches } from "./load/search.ts";
 
 const data = process.argv[2];
-if (!data) throw new Error("usage: bun bench/search-prune-estimate.ts DATA_DIR [dataset.json] [queries]");
-const datasetFile = process.argv[3] ?? ".bench-cache/dataset-v1-e50000-a1000-s1.json";
-const d = (await Bun.file(datasetFile).json()) as Dataset;
-const filters = buildSearches(buildCatalog(d), Number(process.argv[4] ?? 300), 1);
+if (!data)
+  throw new Error("usage: bun bench/search-prune-estimate.ts DATA_DIR [dataset meta .json] [queries]");
+const d = await openDataset(process.argv[3] ?? ".bench-cache/dataset-v2-e50000-a1000-s1.json");
+const filters = buildSearches(await datasetCatalog(d), Number(process.argv[4] ?? 300), 1);
 const s = openStore(data);
 const ix = openDerived(s, loadConfig({ flags: { data } }), { log: () => {} }).search!;
 const snap = ix.snapshot();

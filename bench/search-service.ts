@@ -1,21 +1,18 @@
 // The load tool's search queries run in this process, one at a time, on a data directory the
 // load tool filled (its 50k dataset, seed 1): what one search costs without the queueing of the
-// end-to-end run. Run on a copy: bun bench/search-service.ts DATA_DIR [dataset.json]
+// end-to-end run. Run on a copy: bun bench/search-service.ts DATA_DIR [dataset meta .json]
 import { loadConfig } from "../src/config/load.ts";
 import { openDerived } from "../src/derived.ts";
 import type { Filter } from "../src/nostr/filter.ts";
 import { runQuery } from "../src/store/query.ts";
 import { openStore } from "../src/store/store.ts";
-import { buildCatalog } from "./load/catalog.ts";
-import type { Dataset } from "./load/dataset.ts";
+import { datasetCatalog, openDataset } from "./load/dataset.ts";
 import { buildSearches } from "./load/search.ts";
 
 const data = process.argv[2];
-if (!data) throw new Error("usage: bun bench/search-service.ts DATA_DIR [dataset.json]");
-const d = (await Bun.file(
-  process.argv[3] ?? ".bench-cache/dataset-v1-e50000-a1000-s1.json",
-).json()) as Dataset;
-const filters = buildSearches(buildCatalog(d), 2000, 1);
+if (!data) throw new Error("usage: bun bench/search-service.ts DATA_DIR [dataset meta .json]");
+const d = await openDataset(process.argv[3] ?? ".bench-cache/dataset-v2-e50000-a1000-s1.json");
+const filters = buildSearches(await datasetCatalog(d), 2000, 1);
 const s = openStore(data);
 const der = openDerived(s, loadConfig({ flags: { data } }), { log: () => {} });
 const o = { hwm: s.lastSerial, defaultLimit: 500, maxLimit: 5000, yieldEvery: 1000, search: der.searcher };

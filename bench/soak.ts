@@ -5,9 +5,8 @@
 //   bun bench/soak.ts --url ws://127.0.0.1:7777 --pid PID [--minutes 10]
 import { dirname, join } from "node:path";
 import { parseArgs } from "node:util";
-import { buildCatalog } from "./load/catalog.ts";
 import { buildCounts, runCounts } from "./load/count.ts";
-import { loadDataset } from "./load/dataset.ts";
+import { datasetCatalog, loadDataset, readEvents } from "./load/dataset.ts";
 import { runIngest } from "./load/ingest.ts";
 import { buildQueries, runQueries } from "./load/query.ts";
 import { MemSampler } from "./load/rss.ts";
@@ -24,12 +23,13 @@ const url = v.url;
 const minutes = Number(v.minutes ?? 10);
 const root = join(dirname(import.meta.path), "..");
 const d = await loadDataset(root, { events: 50_000, authors: 1_000, seed: 1 }, console.log);
-const catalog = buildCatalog(d);
+const catalog = await datasetCatalog(d);
+const list = await readEvents(d);
 const mem = new MemSampler(Number(v.pid));
 const pool = { connections: 4, inflight: 1, timeoutMs: 120_000 };
 
-const half = d.list.length / 2;
-await runIngest(url, d.list.slice(0, half), { connections: 8, window: 100, timeoutMs: 600_000 });
+const half = list.length / 2;
+await runIngest(url, list.slice(0, half), { connections: 8, window: 100, timeoutMs: 600_000 });
 mem.mark("0 min");
 console.log(`ingested ${half} events; mixed rounds for ${minutes} min`);
 
@@ -44,7 +44,7 @@ for (;;) {
   const elapsed = (performance.now() - start) / 60_000;
   if (elapsed >= minutes) break;
   const seed = ++round;
-  const fresh = d.list.slice(next, next + perRound);
+  const fresh = list.slice(next, next + perRound);
   next += fresh.length;
   if (fresh.length > 0) await runIngest(url, fresh, { connections: 2, window: 50, timeoutMs: 120_000 });
   await runQueries(url, buildQueries(catalog, 200, seed), pool);

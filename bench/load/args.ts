@@ -1,5 +1,6 @@
 // Command-line flags of bench/run.ts and their defaults. Sizes depend on the mode: a full run
-// (50k events) against --url, a quick one (~5k) with --quick and for the in-process default run.
+// (50k events) against --url, a quick one (~5k) with --quick and for the in-process default run,
+// a scale run (a million events by 20,000 authors) with --scale.
 import { parseArgs } from "node:util";
 import { COUNT_TYPES, type CountType } from "./count.ts";
 
@@ -34,6 +35,10 @@ export interface BenchArgs {
   settle: boolean;
   /** idle seconds after the ingest before memory is read again (0 = none) */
   restSeconds: number;
+  /** the ingest (and the catch-up after it) gives up after this long without progress */
+  stallMs: number;
+  /** check every search answer against the exact ranked answer (parses the whole dataset) */
+  searchCheck: boolean;
   /** where to write every timed request and delivery (phase, start, latency), if anywhere */
   timeline: string | undefined;
 }
@@ -42,9 +47,12 @@ export const USAGE = `usage: bun bench/run.ts [options]
   (no --url)          mitata micro-benchmarks, then a quick load run on an in-process relay
   --url ws://…        load run only, against that relay (full size unless --quick)
   --quick | --full    ~5,000 or 50,000 events (and matching query/live counts)
+  --scale             1,000,000 events by 20,000 authors (--events/--authors still win)
   --events N          events to publish (default: 50000 full, 5000 quick)
-  --authors N         distinct authors (default: events/20, at most 1000)
-  --seed N            dataset seed (default 1); datasets are cached in .bench-cache/
+  --authors N         distinct authors (default: events/20, at most 1000, up to 50,000 events;
+                      beyond that events/50, at most 20,000)
+  --seed N            dataset seed (default 1); datasets are signed on every core once and
+                      cached in .bench-cache/ (JSONL, read as a stream)
   --connections C     publishing and querying connections (default 8)
   --window W          EVENTs in flight per publishing connection (default 100)
   --queries N         REQs in the query mix (default 4000 full, 800 quick)
@@ -60,12 +68,17 @@ export const USAGE = `usage: bun bench/run.ts [options]
                       count and search only against a loopback --url)
   --pid PID           read the relay's RSS, PSS and CPU time from /proc/PID
   --json FILE         also write the results as JSON
-  --timeout S         per-phase time limit in seconds (default 600)
+  --timeout S         per-phase time limit in seconds (default 600, or events/250 if more)
+  --stall S           end the ingest when no OK came for S seconds, and the catch-up after it
+                      when the relay's consumer lag did not shrink for S seconds (default 60)
   --no-settle         go on at once after the ingest; by default the load tool waits until the
                       relay's /metrics says its derived indexes have caught up, and counts that
                       time and CPU into the ingest's CPU per event
   --rest S            after the ingest (and the catch-up), wait S idle seconds and read the
                       relay's memory again: what an operator sees once the load stops (default 0)
+  --search-check | --no-search-check
+                      compare every search answer with the exact ranked answer computed here
+                      (default on up to 100,000 events: it parses the whole dataset)
   --timeline FILE     write one line per request and live delivery: phase, when it was sent
                       (Unix ms, to set beside the relay's log) and its latency in ms
   --skip-micro        no micro-benchmarks      --micro-only   only micro-benchmarks
@@ -97,6 +110,15 @@ function countTypes(v: string | undefined): CountType[] {
   return types as CountType[];
 }
 
+/**
+ * Up to the 50k full run, events/20 (at most 1000), as every published result used; beyond it
+ * events/50 (at most 20,000): a million events by 20,000 authors, as a large relay sees them.
+ */
+const defaultAuthors = (events: number): number =>
+  events <= 50_000
+    ? Math.max(10, Math.min(1000, Math.floor(events / 20)))
+    : Math.min(20_000, Math.max(1000, Math.floor(events / 50)));
+
 export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
   const { values: v } = parseArgs({
     args: argv,
@@ -127,6 +149,10 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
       filter: { type: "string" },
       "no-settle": { type: "boolean" },
       rest: { type: "string" },
+      scale: { type: "boolean" },
+      stall: { type: "string" },
+      "search-check": { type: "boolean" },
+      "no-search-check": { type: "boolean" },
       timeline: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
@@ -135,7 +161,9 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
   if (v.quick && v.full) throw new Error("--quick and --full exclude each other");
   // The in-process run shares this process's CPU with the relay, so it stays small by default.
   const quick = v.quick || (!v.full && v.url === undefined);
-  const events = int(v.events, "events", 1) ?? (quick ? 5_000 : 50_000);
+  const events = int(v.events, "events", 1) ?? (v.scale ? 1_000_000 : quick ? 5_000 : 50_000);
+  if (v["search-check"] && v["no-search-check"])
+    throw new Error("--search-check and --no-search-check exclude each other");
   const phases = (v.phases ?? PHASES.join(",")).split(",").filter((p) => p !== "");
   for (const p of phases)
     if (!(PHASES as readonly string[]).includes(p)) throw new Error(`unknown phase ${p}`);
@@ -146,7 +174,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
   return {
     url: v.url,
     events,
-    authors: int(v.authors, "authors", 1) ?? Math.max(10, Math.min(1000, Math.floor(events / 20))),
+    authors: int(v.authors, "authors", 1) ?? (v.scale ? 20_000 : defaultAuthors(events)),
     seed: int(v.seed, "seed") ?? 1,
     connections: int(v.connections, "connections", 1) ?? 8,
     window: int(v.window, "window", 1) ?? 100,
@@ -161,12 +189,14 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
     pid: int(v.pid, "pid", 1),
     json: v.json,
     phases: phases as Phase[],
-    timeoutMs: (int(v.timeout, "timeout", 1) ?? 600) * 1000,
+    timeoutMs: (int(v.timeout, "timeout", 1) ?? Math.max(600, Math.ceil(events / 250))) * 1000,
     micro: !v["skip-micro"] && v.url === undefined,
     e2e: !v["micro-only"],
     filter: v.filter === undefined ? undefined : new RegExp(v.filter),
     settle: !v["no-settle"],
     restSeconds: int(v.rest, "rest") ?? 0,
+    stallMs: (int(v.stall, "stall", 1) ?? 60) * 1000,
+    searchCheck: v["search-check"] ?? (!v["no-search-check"] && events <= 100_000),
     timeline: v.timeline,
   };
 }

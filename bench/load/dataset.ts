@@ -1,15 +1,25 @@
-// The load tool's reproducible dataset: authors and signed events drawn from a seeded PRNG, cached
-// under .bench-cache/ because signing tens of thousands of events takes tens of seconds.
-import { existsSync, mkdirSync } from "node:fs";
+// The load tool's reproducible dataset: authors and signed events drawn from a seeded PRNG
+// (templates.ts), signed once on every core (generate.ts) and cached under .bench-cache/ as
+// three files per (events, authors, seed):
+//   dataset-v2-eN-aA-sS.jsonl   one signed event per line, exactly what follows `["EVENT",`
+//   dataset-v2-eN-aA-sS.notes   byte offset of each kind-1 line (float64, little-endian)
+//   dataset-v2-eN-aA-sS.json    authors (sk, pk), counts, signer, and the stored catalog;
+//                               written last, so its presence means the other two are complete
+// A run reads the meta file and streams the JSONL; only the exact search check parses every event.
+import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
-import { HASHTAGS, prose, Rng } from "./prng.ts";
+import type { Catalog, StoredCatalog } from "./catalog.ts";
+import { openCatalog } from "./catalog.ts";
+import { generateDataset } from "./generate.ts";
+import { readLines } from "./lines.ts";
+import { fileNotes } from "./notes.ts";
+import type { Author, DatasetParams } from "./templates.ts";
 
-/** Bump when the generator changes so stale caches are not reused. */
-const VERSION = 1;
-/** 2023-11-14: fixed so that ids (and the cache) do not depend on the day the bench runs. */
-export const BASE_TIME = 1_700_000_000;
-const SPAN = 30 * 86_400;
+export type { Author, DatasetParams } from "./templates.ts";
+export { BASE_TIME } from "./templates.ts";
+
+/** Bump when the generator or the cache layout changes so stale caches are not reused. */
+export const VERSION = 2;
 
 export interface WireEvent {
   id: string;
@@ -21,140 +31,39 @@ export interface WireEvent {
   sig: string;
 }
 
-export interface Author {
-  sk: string;
-  pk: string;
-}
-
-export interface Dataset {
+/** The meta file. */
+export interface DatasetMeta {
+  version: number;
   events: number;
   authors: Author[];
   seed: number;
-  list: WireEvent[];
+  /** bytes of all events' JSON (the JSONL without its newlines) */
+  signedBytes: number;
+  /** kind-1 notes (offsets in the .notes file) */
+  notes: number;
+  /** what signed it, on how many threads, how long generation took */
+  signer: string;
+  workers: number;
+  seconds: number;
+  catalog: StoredCatalog;
 }
 
-export interface DatasetParams {
-  events: number;
-  authors: number;
-  seed: number;
+export interface DatasetFiles {
+  events: string;
+  notes: string;
+  meta: string;
 }
 
-export function makeAuthors(rng: Rng, n: number): Author[] {
-  const out: Author[] = [];
-  while (out.length < n) {
-    const sk = rng.bytes(32);
-    try {
-      out.push({ sk: Buffer.from(sk).toString("hex"), pk: getPublicKey(sk) });
-    } catch {
-      // A draw of zero or ≥ the curve order is not a key; astronomically rare, but redraw.
-    }
-  }
-  return out;
-}
-
-interface Note {
-  id: string;
-  pk: string;
-}
-
-/** Kind weights (percent) for events after every author has a profile and a contact list. */
-const MIX: [kind: number, weight: number][] = [
-  [1, 55],
-  [7, 25],
-  [6, 10],
-  [30023, 5],
-  [3, 3],
-  [0, 2],
-];
-
-function drawKind(rng: Rng): number {
-  let r = rng.float() * 100;
-  for (const [k, w] of MIX) {
-    r -= w;
-    if (r < 0) return k;
-  }
-  return 1;
-}
-
-function template(rng: Rng, kind: number, i: number, authors: Author[], recent: Note[]): string[][] | null {
-  const tags: string[][] = [];
-  const hashtags = () => {
-    for (const t of rng.sample(HASHTAGS, rng.int(1, 3))) tags.push(["t", t]);
-  };
-  switch (kind) {
-    case 0:
-    case 3:
-      if (kind === 3) for (const a of rng.sample(authors, rng.int(20, 150))) tags.push(["p", a.pk]);
-      return tags;
-    case 1:
-      if (recent.length > 0 && rng.float() < 0.35) {
-        // Replies cluster on a few hot threads, as real timelines do.
-        const root = rng.zipf(recent);
-        tags.push(["e", root.id, "", "root"], ["p", root.pk]);
-      }
-      if (rng.float() < 0.3) hashtags();
-      if (rng.float() < 0.2) tags.push(["p", rng.zipf(authors).pk]);
-      return tags;
-    case 6:
-    case 7: {
-      if (recent.length === 0) return null;
-      const target = rng.zipf(recent);
-      tags.push(["e", target.id, ""], ["p", target.pk]);
-      if (kind === 7) tags.push(["k", "1"]);
-      return tags;
-    }
-    case 30023:
-      // A handful of slugs per author, so some articles replace earlier versions.
-      tags.push(
-        ["d", `article-${rng.int(0, 4)}`],
-        ["title", `Article ${i}`],
-        ["published_at", String(BASE_TIME)],
-      );
-      hashtags();
-      return tags;
-    default:
-      return tags;
-  }
-}
-
-function content(rng: Rng, kind: number, author: Author): string {
-  if (kind === 0)
-    return JSON.stringify({ name: `user-${author.pk.slice(0, 8)}`, about: prose(rng, rng.int(30, 200)) });
-  if (kind === 3) return "";
-  if (kind === 6 || kind === 7) return kind === 7 ? rng.pick(["+", "🤙", "❤️", "-"]) : "";
-  return prose(rng, rng.int(50, 500));
-}
-
-/** Generates and signs the dataset (slow: one Schnorr signature per event). */
-export function generate(p: DatasetParams, log: (s: string) => void): Dataset {
-  const rng = new Rng(p.seed);
-  const authors = makeAuthors(rng, p.authors);
-  const sks = authors.map((a) => Buffer.from(a.sk, "hex"));
-  const list: WireEvent[] = [];
-  const recent: Note[] = [];
-  const started = performance.now();
-  for (let i = 0; list.length < p.events; i++) {
-    // Every author first gets a profile and a contact list, then events follow the mix.
-    const kind = i < 2 * p.authors ? (i < p.authors ? 0 : 3) : drawKind(rng);
-    const ai = i < 2 * p.authors ? i % p.authors : rng.zipfIndex(p.authors);
-    const author = authors[ai]!;
-    const tags = template(rng, kind, i, authors, recent);
-    if (!tags) continue;
-    const created_at = BASE_TIME + Math.floor((list.length * SPAN) / p.events) + rng.int(0, 59);
-    const e = finalizeEvent({ kind, created_at, tags, content: content(rng, kind, author) }, sks[ai]!);
-    const { id, pubkey, sig } = e;
-    list.push({ id, pubkey, created_at, kind, tags, content: e.content, sig });
-    if (kind === 1) {
-      recent.unshift({ id, pk: pubkey });
-      if (recent.length > 2000) recent.pop();
-    }
-    if (list.length % 5000 === 0)
-      log(`  signed ${list.length}/${p.events} (${((performance.now() - started) / 1000).toFixed(1)} s)`);
-  }
-  return { events: p.events, authors, seed: p.seed, list };
+export interface Dataset extends DatasetMeta {
+  files: DatasetFiles;
 }
 
 export const cacheDir = (root: string): string => join(root, ".bench-cache");
+
+export function datasetFiles(root: string, p: DatasetParams): DatasetFiles {
+  const base = join(cacheDir(root), `dataset-v${VERSION}-e${p.events}-a${p.authors}-s${p.seed}`);
+  return { events: `${base}.jsonl`, notes: `${base}.notes`, meta: `${base}.json` };
+}
 
 /** The dataset for these parameters, from the cache when present, else generated and cached. */
 export async function loadDataset(
@@ -162,18 +71,39 @@ export async function loadDataset(
   p: DatasetParams,
   log: (s: string) => void,
 ): Promise<Dataset> {
-  const dir = cacheDir(root);
-  const file = join(dir, `dataset-v${VERSION}-e${p.events}-a${p.authors}-s${p.seed}.json`);
-  if (existsSync(file)) {
-    const d = (await Bun.file(file).json()) as Dataset;
-    log(`dataset: ${d.list.length} events from cache ${file}`);
-    return d;
+  const files = datasetFiles(root, p);
+  if (!existsSync(files.meta)) {
+    log(`dataset: signing ${p.events} events by ${p.authors} authors (seed ${p.seed}); cached for next time`);
+    const m = await generateDataset(p, files, log);
+    log(`dataset: signed in ${m.seconds.toFixed(1)} s by ${m.workers} × ${m.signer} → ${files.events}`);
+    return { ...m, files };
   }
-  log(`dataset: signing ${p.events} events by ${p.authors} authors (seed ${p.seed}); cached for next time`);
-  const t = performance.now();
-  const d = generate(p, log);
-  mkdirSync(dir, { recursive: true });
-  await Bun.write(file, JSON.stringify(d));
-  log(`dataset: signed in ${((performance.now() - t) / 1000).toFixed(1)} s → ${file}`);
-  return d;
+  const m = (await Bun.file(files.meta).json()) as DatasetMeta;
+  log(`dataset: ${m.events} events from cache ${files.events}`);
+  return { ...m, files };
+}
+
+/** A cached dataset from its meta file (`.bench-cache/dataset-v2-….json`). */
+export async function openDataset(metaFile: string): Promise<Dataset> {
+  const base = metaFile.replace(/\.json$/, "");
+  const m = (await Bun.file(metaFile).json()) as DatasetMeta;
+  return { ...m, files: { events: `${base}.jsonl`, notes: `${base}.notes`, meta: metaFile } };
+}
+
+/** The kind-1 lines' byte offsets. */
+export async function noteOffsets(d: Dataset): Promise<Float64Array> {
+  return new Float64Array(await Bun.file(d.files.notes).arrayBuffer());
+}
+
+/** Every event parsed (~1.5 KB of objects each: fine at 50k, gigabytes at a million). */
+export async function readEvents(d: Dataset): Promise<WireEvent[]> {
+  const out: WireEvent[] = [];
+  for await (const lines of readLines(d.files.events)) for (const l of lines) out.push(JSON.parse(l));
+  return out;
+}
+
+/** What the phases aim at: the stored catalog, with notes read from the JSONL when picked. */
+export async function datasetCatalog(d: Dataset): Promise<Catalog> {
+  const pks = d.authors.map((a) => a.pk);
+  return openCatalog(d.catalog, pks, fileNotes(d.files.events, await noteOffsets(d)));
 }

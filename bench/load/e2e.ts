@@ -1,13 +1,17 @@
 // Runs the chosen load phases in order against one relay URL and gathers their results with
-// memory readings between phases. Knows nothing about how the relay was started.
+// memory readings between phases, and a once-a-second series through the ingest. Knows nothing
+// about how the relay was started.
 import { writeFileSync } from "node:fs";
 import type { BenchArgs } from "./args.ts";
-import { buildCatalog } from "./catalog.ts";
+import type { Cgroup } from "./cgroup.ts";
+import { cgroupOf } from "./cgroup.ts";
 import type { CountResult } from "./count.ts";
 import { buildCounts, runCounts } from "./count.ts";
-import { loadDataset } from "./dataset.ts";
+import { datasetCatalog, loadDataset, readEvents } from "./dataset.ts";
 import type { IngestResult } from "./ingest.ts";
-import { runIngest } from "./ingest.ts";
+import { fileSource, runIngest } from "./ingest.ts";
+import type { IngestMemory, Sustained } from "./ingest-summary.ts";
+import { ingestMemory, sustainedOf } from "./ingest-summary.ts";
 import type { LiveResult } from "./live.ts";
 import { runLive } from "./live.ts";
 import type { QueryResult } from "./query.ts";
@@ -16,15 +20,25 @@ import type { MemReading } from "./rss.ts";
 import { MemSampler } from "./rss.ts";
 import type { SearchResult } from "./search.ts";
 import { buildSearches, runSearches } from "./search.ts";
+import type { Series } from "./series.ts";
+import { Sampler } from "./series.ts";
 import type { Settled } from "./settle.ts";
-import { settle } from "./settle.ts";
+import { metricsUrlOf, settle } from "./settle.ts";
 
 export interface E2EResult {
   url: string;
-  dataset: { events: number; authors: number; seed: number; signedBytes: number };
+  dataset: { events: number; authors: number; seed: number; signedBytes: number; file: string };
   ingest?: IngestResult;
   /** the relay's derived indexes catching up after the ingest (unless --no-settle) */
   settled?: Settled;
+  /** accepted events over first EVENT → no consumer lag */
+  sustained?: Sustained;
+  /** the relay's memory through the ingest, the catch-up and the rest */
+  ingestMemory?: IngestMemory;
+  /** once a second through the ingest, the catch-up and the rest */
+  series?: Series;
+  /** why the phases after the ingest did not run, if they did not */
+  skipped?: string;
   query?: QueryResult;
   count?: CountResult;
   search?: SearchResult;
@@ -40,15 +54,20 @@ export async function runE2E(
   pid: number | undefined,
 ): Promise<E2EResult> {
   const d = await loadDataset(root, { events: a.events, authors: a.authors, seed: a.seed }, log);
-  const catalog = buildCatalog(d);
-  const mem = new MemSampler(pid);
+  const catalog = await datasetCatalog(d);
+  // The relay's cgroup only when it has a memory limit of its own: otherwise it is some
+  // enclosing group (a session, a service) whose charge says nothing about the relay.
+  const cg: Cgroup | undefined = pid === undefined ? undefined : cgroupOf(pid);
+  const cgroup = cg?.limitBytes === undefined ? undefined : cg;
+  const mem = new MemSampler(pid, cgroup);
   const out: E2EResult = {
     url,
     dataset: {
-      events: d.list.length,
+      events: d.events,
       authors: d.authors.length,
       seed: d.seed,
-      signedBytes: d.list.reduce((n, e) => n + Buffer.byteLength(JSON.stringify(e)), 0),
+      signedBytes: d.signedBytes,
+      file: d.files.events,
     },
     memory: {
       source: pid === undefined ? "this process (relay + load tool)" : `/proc/${pid}/status`,
@@ -68,20 +87,44 @@ export async function runE2E(
   mem.mark("start");
   try {
     if (a.phases.includes("ingest")) {
-      log(`ingest: ${d.list.length} events over ${a.connections} connections, window ${a.window}`);
-      out.ingest = await runIngest(url, d.list, {
+      log(`ingest: ${d.events} events over ${a.connections} connections, window ${a.window}`);
+      const progress = { sent: 0, answered: 0, accepted: 0 };
+      const sampler = new Sampler(pid, metricsUrlOf(url), cgroup, progress);
+      sampler.start();
+      const i = await runIngest(url, fileSource(d.files.events, d.events), {
         connections: a.connections,
         window: a.window,
         timeoutMs: a.timeoutMs,
+        stallMs: a.stallMs,
+        progress,
       });
-      mem.mark("after ingest");
-      if (a.settle) {
-        out.settled = await settle(url, a.timeoutMs);
-        if (out.settled.reported) mem.mark("after catch-up");
+      out.ingest = i;
+      sampler.markAt("first EVENT", i.firstEventAt);
+      sampler.markAt("last OK", i.lastOkAt);
+      // No smaps_rollup while the catch-up that follows is timed.
+      mem.mark("after ingest", !a.settle);
+      const dead = i.closedConnections === a.connections;
+      if (i.stalled) log(`ingest: stalled at ${i.answered} events (no OK for ${a.stallMs / 1000} s)`);
+      if (dead) log(`ingest: the relay closed every connection after ${i.answered} events`);
+      if (a.settle && !dead) {
+        out.settled = await settle(url, a.timeoutMs, a.stallMs);
+        if (out.settled.reported) {
+          sampler.markAt("caught up", out.settled.at);
+          mem.mark("after catch-up");
+        }
       }
-      if (a.restSeconds > 0) {
+      out.sustained = sustainedOf(i, out.settled);
+      if (a.restSeconds > 0 && !dead) {
         await Bun.sleep(a.restSeconds * 1000);
         mem.mark(`after ${a.restSeconds} s at rest`);
+        sampler.mark("rest end");
+      }
+      out.series = sampler.stop();
+      out.ingestMemory = ingestMemory(out.series, mem.marks, a.restSeconds, cgroup);
+      if (i.stalled || dead || i.timedOut || out.settled?.unreachable) {
+        out.skipped = dead || out.settled?.unreachable ? "the relay went away" : "the ingest did not finish";
+        log(`${out.skipped}: no further phases`);
+        return out;
       }
     }
     if (a.phases.includes("query")) {
@@ -104,11 +147,12 @@ export async function runE2E(
       log(
         `search: ${a.searches} search REQs over ${a.connections} connections, ${a.inflight} in flight each`,
       );
+      if (a.searchCheck) log(`search: the exact answers need all ${d.events} events parsed`);
       out.search = await runSearches(
         url,
         buildSearches(catalog, a.searches, a.seed),
         { ...pool, sample: sample("search") },
-        d.list,
+        a.searchCheck ? await readEvents(d) : undefined,
       );
       mem.mark("after search");
     }

@@ -44,8 +44,13 @@ export class Rng {
     return lo + Math.floor(this.float() * (hi - lo + 1));
   }
 
+  /** Uniform index in [0, n): the draw `pick` makes, for lists read by index (the notes on disk). */
+  index(n: number): number {
+    return Math.floor(this.float() * n);
+  }
+
   pick<T>(xs: readonly T[]): T {
-    return xs[Math.floor(this.float() * xs.length)]!;
+    return xs[this.index(xs.length)]!;
   }
 
   /** Skewed pick: low indexes far more likely, like popular authors and tags on real relays. */
@@ -61,6 +66,16 @@ export class Rng {
   sample<T>(xs: readonly T[], k: number): T[] {
     const out = new Set<T>();
     while (out.size < Math.min(k, xs.length)) out.add(this.pick(xs));
+    return [...out];
+  }
+
+  /**
+   * `k` distinct indexes in [0, n), drawn exactly as `sample` draws from a list of n distinct
+   * elements, so a list kept on disk gives the same picks as the same list held in memory.
+   */
+  sampleIndexes(n: number, k: number): number[] {
+    const out = new Set<number>();
+    while (out.size < Math.min(k, n)) out.add(this.index(n));
     return [...out];
   }
 

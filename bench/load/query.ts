@@ -43,7 +43,7 @@ export function filtersFor(type: QueryType, c: Catalog, rng: Rng): WireFilter[] 
       return [{ since, until: since + 3600, limit: 200 }];
     }
     case "ids":
-      return [{ ids: rng.sample(c.noteIds, 20) }];
+      return [{ ids: rng.sampleIndexes(c.notes.count, 20).map((i) => c.notes.id(i)) }];
     case "multi-filter":
       // A client opening its notifications tab: profiles, reactions, mentions, own notes.
       return [

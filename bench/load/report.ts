@@ -2,6 +2,7 @@
 // docs/performance.md as they are), and the machine description that goes with every result.
 import { cpus, totalmem } from "node:os";
 import type { E2EResult } from "./e2e.ts";
+import type { IngestMemory, MemoryAt } from "./ingest-summary.ts";
 import type { MemReading } from "./rss.ts";
 import { fmtRate, round, table } from "./stats.ts";
 
@@ -43,6 +44,70 @@ function cpuPerEvent(r: E2EResult, accepted: number): (string | number)[][] {
   return rows;
 }
 
+/** How the ingest ended, when not with every OK. */
+function ending(r: E2EResult): string {
+  const i = r.ingest!;
+  if (i.closedConnections === i.connections) return ` (the relay closed every connection at ${i.answered})`;
+  if (i.stalled) return ` (**stalled at ${i.answered} events**: no OK for ${i.stallSeconds} s)`;
+  if (i.timedOut) return " (timed out)";
+  return "";
+}
+
+/** Sustained rate and lag rows: the ingest until the derived indexes caught up. */
+function sustainedRows(r: E2EResult): (string | number)[][] {
+  const s = r.sustained;
+  const st = r.settled;
+  if (!s)
+    return st?.reported
+      ? [
+          [
+            "sustained events/s (first EVENT → no consumer lag)",
+            st.stalled
+              ? `none: the lag stopped shrinking at ${st.lagAtEnd}`
+              : st.unreachable
+                ? "none: the relay stopped answering"
+                : `none: still ${st.lagAtEnd} behind at the time limit`,
+          ],
+          ["consumer lag at the last OK (events)", st.lagAtStart ?? ""],
+        ]
+      : [];
+  return [
+    [
+      "**sustained events/s** (first EVENT → no consumer lag)",
+      `**${fmtRate(s.acceptedPerSec)}** (${s.seconds} s)`,
+    ],
+    ...(s.lagAtLastOk !== undefined
+      ? [["consumer lag at the last OK (events)", s.lagAtLastOk] as [string, number]]
+      : []),
+  ];
+}
+
+const memCells = (m: MemoryAt | undefined, cg: boolean): (string | number)[] => [
+  m?.rssAnonMB ?? "",
+  m?.vmRssMB ?? "",
+  ...(cg ? [m?.cgroupMB ?? ""] : []),
+];
+
+/** The relay's memory through the ingest: sampled peaks, at the last OK, at rest, kernel peaks. */
+function memoryTable(m: IngestMemory, until: string): string {
+  const cg = m.cgroupLimitMB !== undefined;
+  const rows: (string | number)[][] = [
+    [`peak, sampled every second (first EVENT → ${until})`, ...memCells(m.peak, cg)],
+    ["at the last OK", ...memCells(m.atLastOk, cg)],
+  ];
+  if (m.atRest) rows.push([`after ${m.atRest.seconds} s at rest`, ...memCells(m.atRest, cg)]);
+  rows.push([
+    "kernel's peak over the relay's life (VmHWM; cgroup max usage)",
+    "",
+    m.vmHwmMB ?? "",
+    ...(cg ? [m.cgroupKernelPeakMB ?? ""] : []),
+  ]);
+  return table(
+    ["relay memory", "RssAnon MB", "VmRSS MB", ...(cg ? [`cgroup usage MB (limit ${m.cgroupLimitMB})`] : [])],
+    rows,
+  );
+}
+
 /** The relay's CPU during the ingest per thread name, with what threads that ended used. */
 function threadTable(r: E2EResult, accepted: number): string | undefined {
   const a = r.memory.marks.start;
@@ -78,14 +143,15 @@ export function e2eTables(r: E2EResult): string {
       table(
         ["metric", "value"],
         [
-          ["events sent / answered", `${i.events} / ${i.answered}${i.timedOut ? " (timed out)" : ""}`],
+          ["events sent / answered", `${i.events} / ${i.answered}${ending(r)}`],
           [
             "accepted / duplicate / rejected",
             `${i.accepted} / ${i.duplicates} / ${i.rejected}${reasons ? ` (${reasons})` : ""}`,
           ],
           ["wall time (s)", i.seconds],
-          ["accepted events/s", fmtRate(i.acceptedPerSec)],
+          ["accepted events/s (until the last OK)", fmtRate(i.acceptedPerSec)],
           ["answered events/s", fmtRate(i.answeredPerSec)],
+          ...sustainedRows(r),
           [
             "OK latency p50 / p90 / p99 / max (ms)",
             `${i.okLatencyMs.p50} / ${i.okLatencyMs.p90} / ${i.okLatencyMs.p99} / ${i.okLatencyMs.max}`,
@@ -94,6 +160,8 @@ export function e2eTables(r: E2EResult): string {
         ],
       ),
     );
+    if (r.ingestMemory)
+      out.push("", memoryTable(r.ingestMemory, r.settled?.reported ? "no consumer lag" : "the last OK"));
     const threads = threadTable(r, i.accepted);
     if (threads)
       out.push(
@@ -103,6 +171,7 @@ export function e2eTables(r: E2EResult): string {
         threads,
       );
   }
+  if (r.skipped) out.push("", `No further phases: ${r.skipped}.`);
   const q = r.query;
   if (q) {
     out.push("", `### Query mix (${q.connections} connections × ${q.inflightPerConnection} in flight)`, "");
@@ -154,9 +223,9 @@ export function e2eTables(r: E2EResult): string {
             `${s.eoseMs.p50} / ${s.eoseMs.p90} / ${s.eoseMs.p99} / ${s.eoseMs.max}`,
           ],
           [`mean results (limit ${s.limit})`, s.meanResults],
-          ...(s.checked > 0
-            ? [["answers equal to the exact ranked answer", `${s.exact} of ${s.checked}`] as [string, string]]
-            : []),
+          s.checked > 0
+            ? ["answers equal to the exact ranked answer", `${s.exact} of ${s.checked}`]
+            : ["answers equal to the exact ranked answer", "not checked (--search-check to check)"],
         ],
       ),
     );
@@ -195,12 +264,14 @@ export function e2eTables(r: E2EResult): string {
     // once per overlapping map, so PSS is the number to compare between relays. CPU columns are
     // the seconds used since the previous mark (the phase that ended there).
     const proc = marks.some(([, m]) => m.anonMB !== undefined);
+    const cg = marks.some(([, m]) => m.cgroupMB !== undefined);
     const cpu = marks.some(([, m]) => m.relayCpuS !== undefined);
     const head = [
       "when",
       "RSS MB",
       "peak RSS MB",
       ...(proc ? ["PSS MB", "anon MB", "file MB"] : []),
+      ...(cg ? ["cgroup MB", "cgroup anon / file MB"] : []),
       ...(cpu ? ["relay CPU s", "load tool CPU s"] : []),
     ];
     const delta = (now: number | undefined, before: number | undefined) =>
@@ -210,6 +281,7 @@ export function e2eTables(r: E2EResult): string {
       m.rssMB,
       m.peakMB,
       ...(proc ? [m.pssMB ?? "", m.anonMB ?? "", m.fileMB ?? ""] : []),
+      ...(cg ? [m.cgroupMB ?? "", `${m.cgroupAnonMB ?? ""} / ${m.cgroupFileMB ?? ""}`] : []),
       ...(cpu
         ? [
             i === 0 ? "" : delta(m.relayCpuS, marks[i - 1]![1].relayCpuS),

@@ -1,8 +1,11 @@
 // The relay's resident memory: VmRSS/VmHWM of --pid from /proc, or this process's RSS when the
 // relay runs in-process (then the figure includes the load generator and the dataset too). Also
 // the CPU time used so far by the relay (/proc/PID/stat) and by this load tool, since both share
-// the machine's cores.
+// the machine's cores, and, when the relay has a memory cgroup with a limit, that cgroup's charge.
+// Read at phase marks; the once-a-second series (series.ts) reads only /proc/PID/status.
 import { readdirSync, readFileSync } from "node:fs";
+import type { Cgroup } from "./cgroup.ts";
+import { readCgroup } from "./cgroup.ts";
 
 export interface MemReading {
   rssMB: number;
@@ -19,6 +22,30 @@ export interface MemReading {
   toolCpuS?: number;
   /** /proc only: CPU seconds so far of the relay's live threads, summed by thread name */
   threads?: Record<string, number>;
+  /** the relay's memory cgroup, when it has a limit: usage (anon + page cache), kernel's peak */
+  cgroupMB?: number;
+  cgroupPeakMB?: number;
+  cgroupAnonMB?: number;
+  cgroupFileMB?: number;
+}
+
+/** /proc/PID/status in MiB: a read of counters, cheap at any size, unlike smaps_rollup. */
+export interface ProcStatus {
+  vmRssMB: number;
+  vmHwmMB: number;
+  rssAnonMB: number;
+  rssFileMB: number;
+}
+
+export function procStatus(pid: number): ProcStatus | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const mb = (field: string) =>
+      Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN) / 1024;
+    return { vmRssMB: mb("VmRSS"), vmHwmMB: mb("VmHWM"), rssAnonMB: mb("RssAnon"), rssFileMB: mb("RssFile") };
+  } catch {
+    return undefined;
+  }
 }
 
 const MB = 1024 * 1024;
@@ -41,30 +68,25 @@ const toolCpu = (): number => {
   return (u.user + u.system) / 1e6;
 };
 
-function fromProc(pid: number): MemReading | undefined {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const kb = (field: string) =>
-      Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
-    const mb = (field: string) => kb(field) / 1024;
-    let pssMB: number | undefined;
+function fromProc(pid: number, pss: boolean): MemReading | undefined {
+  const st = procStatus(pid);
+  if (!st) return undefined;
+  let pssMB: number | undefined;
+  if (pss)
     try {
       const rollup = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
       pssMB = Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? Number.NaN) / 1024;
     } catch {
       // Older kernels have no smaps_rollup; RSS alone will do.
     }
-    return {
-      rssMB: mb("VmRSS"),
-      peakMB: mb("VmHWM"),
-      anonMB: mb("RssAnon"),
-      fileMB: mb("RssFile"),
-      pssMB,
-      relayCpuS: cpuOf(pid),
-    };
-  } catch {
-    return undefined;
-  }
+  return {
+    rssMB: st.vmRssMB,
+    peakMB: st.vmHwmMB,
+    anonMB: st.rssAnonMB,
+    fileMB: st.rssFileMB,
+    pssMB,
+    relayCpuS: cpuOf(pid),
+  };
 }
 
 /** CPU seconds of each live thread of `pid`, summed by thread name (threads that ended are gone). */
@@ -92,11 +114,14 @@ export class MemSampler {
   private timer: ReturnType<typeof setInterval> | undefined;
   readonly marks: Record<string, MemReading> = {};
 
-  /** `pid` undefined: this process. */
-  constructor(readonly pid: number | undefined) {}
+  /** `pid` undefined: this process. `cgroup`: the relay's memory cgroup, read at each mark. */
+  constructor(
+    readonly pid: number | undefined,
+    readonly cgroup?: Cgroup,
+  ) {}
 
-  read(): MemReading | undefined {
-    if (this.pid !== undefined) return fromProc(this.pid);
+  read(pss = true): MemReading | undefined {
+    if (this.pid !== undefined) return fromProc(this.pid, pss);
     const rss = process.memoryUsage.rss() / MB;
     this.peak = Math.max(this.peak, rss);
     return { rssMB: rss, peakMB: this.peak };
@@ -119,8 +144,13 @@ export class MemSampler {
     clearInterval(this.timer);
   }
 
-  mark(label: string): void {
-    const r = this.read();
+  /**
+   * `pss` false: no smaps_rollup read, for a mark taken while the relay is still working (after
+   * the last OK, its derived indexes still catching up) and timed; at a million events the
+   * page-table walk takes long enough to show.
+   */
+  mark(label: string, pss = true): void {
+    const r = this.read(pss);
     if (!r) return;
     const m: MemReading = { rssMB: Math.round(r.rssMB), peakMB: Math.round(r.peakMB) };
     if (r.anonMB !== undefined) m.anonMB = Math.round(r.anonMB);
@@ -128,6 +158,13 @@ export class MemSampler {
     if (r.pssMB !== undefined) m.pssMB = Math.round(r.pssMB);
     if (r.relayCpuS !== undefined) m.relayCpuS = r.relayCpuS;
     if (this.pid !== undefined) m.threads = threadsOf(this.pid);
+    const cg = this.cgroup && readCgroup(this.cgroup);
+    if (cg) {
+      m.cgroupMB = Math.round(cg.usageMB);
+      if (cg.peakMB !== undefined) m.cgroupPeakMB = Math.round(cg.peakMB);
+      if (cg.anonMB !== undefined) m.cgroupAnonMB = Math.round(cg.anonMB);
+      if (cg.fileMB !== undefined) m.cgroupFileMB = Math.round(cg.fileMB);
+    }
     m.toolCpuS = Math.round(toolCpu() * 100) / 100;
     this.marks[label] = m;
   }

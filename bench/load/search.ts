@@ -14,14 +14,14 @@ export const SEARCH_LIMIT = 20;
 /** Two distinct whole words of a random note; the last word is skipped, as prose() may cut it. */
 function twoWords(c: Catalog, rng: Rng): string {
   for (;;) {
-    const words = [...new Set(rng.pick(c.noteTexts).split(" ").slice(0, -1))];
+    const words = [...new Set(c.notes.text(rng.index(c.notes.count)).split(" ").slice(0, -1))];
     if (words.length >= 2) return rng.sample(words, 2).join(" ");
   }
 }
 
 /** `n` search filters with seeded words. */
 export function buildSearches(c: Catalog, n: number, seed: number): WireFilter[] {
-  if (c.noteTexts.length === 0) return [];
+  if (c.notes.count === 0) return [];
   const rng = new Rng(seed ^ 0x5ea4);
   return Array.from({ length: n }, () => ({ search: twoWords(c, rng), limit: SEARCH_LIMIT }));
 }

@@ -1,21 +1,33 @@
 // After the ingest: waits until the relay's derived indexes have applied everything it accepted
 // (every `relay_consumer_lag_events` on its /metrics at 0), so the CPU the ingest is charged
-// includes that work and is not left to whatever phase comes next. A relay that exports no such
-// metric (it keeps no lagging index, or it is not this relay) counts as settled at once.
+// includes that work and is not left to whatever phase comes next, and so a sustained ingest rate
+// (first EVENT → nothing left to apply) can be given. A relay that exports no such metric (it
+// keeps no lagging index, or it is not this relay) counts as settled at once.
 
 export interface Settled {
-  /** seconds from the end of the ingest until nothing lagged */
+  /** seconds from the end of the ingest until nothing lagged (or the wait gave up) */
   seconds: number;
   /** whether the relay reported consumer lag at all */
   reported: boolean;
+  /** summed consumer lag (events) when the wait began: right after the last OK */
+  lagAtStart?: number;
+  /** the lag when the wait gave up, if it did */
+  lagAtEnd?: number;
   timedOut: boolean;
+  /** the lag did not shrink for stallMs */
+  stalled: boolean;
+  /** /metrics stopped answering after it had answered: the relay went away */
+  unreachable: boolean;
+  /** Unix ms when the lag was seen at 0 (or the wait gave up) */
+  at: number;
 }
 
 const LAG = /^relay_consumer_lag_events(?:\{[^}]*\})?\s+(\S+)/gm;
 
-async function lagOf(metricsUrl: string): Promise<number | undefined> {
+/** Summed `relay_consumer_lag_events`; undefined if the relay exports none or did not answer. */
+export async function lagOf(metricsUrl: string, timeoutMs = 5_000): Promise<number | undefined> {
   try {
-    const r = await fetch(metricsUrl);
+    const r = await fetch(metricsUrl, { signal: AbortSignal.timeout(timeoutMs) });
     if (!r.ok) return undefined;
     const text = await r.text();
     let seen = false;
@@ -38,16 +50,37 @@ export const metricsUrlOf = (wsUrl: string): string => {
   return u.toString();
 };
 
-export async function settle(wsUrl: string, timeoutMs: number): Promise<Settled> {
+export async function settle(wsUrl: string, timeoutMs: number, stallMs = 0): Promise<Settled> {
   const url = metricsUrlOf(wsUrl);
   const started = performance.now();
   let reported = false;
+  let lagAtStart: number | undefined;
+  let best = Number.POSITIVE_INFINITY;
+  let bestAt = started;
+  const end = (lag: number | undefined, how: Partial<Settled>): Settled => ({
+    seconds: (performance.now() - started) / 1000,
+    reported,
+    lagAtStart,
+    ...(lag ? { lagAtEnd: lag } : {}),
+    timedOut: false,
+    stalled: false,
+    unreachable: false,
+    at: Math.round(performance.timeOrigin + performance.now()),
+    ...how,
+  });
   for (;;) {
     const lag = await lagOf(url);
-    if (lag !== undefined) reported = true;
-    const seconds = (performance.now() - started) / 1000;
-    if (lag === undefined || lag === 0) return { seconds, reported, timedOut: false };
-    if (seconds * 1000 > timeoutMs) return { seconds, reported, timedOut: true };
+    if (lag === undefined) return end(undefined, { unreachable: reported });
+    reported = true;
+    lagAtStart ??= lag;
+    if (lag === 0) return end(0, {});
+    const now = performance.now();
+    if (lag < best) {
+      best = lag;
+      bestAt = now;
+    }
+    if (now - started > timeoutMs) return end(lag, { timedOut: true });
+    if (stallMs > 0 && now - bestAt > stallMs) return end(lag, { stalled: true });
     await Bun.sleep(20);
   }
 }
