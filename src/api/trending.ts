@@ -3,10 +3,11 @@
 // the kind index over the window only; then kept current by the counters consumer, which tells
 // it about notes committed and removed and about new totals as each event is committed.
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
-import { indexSnapshot, tailEvents } from "../store/indexes.ts";
+import { indexSnapshot } from "../store/indexes.ts";
 import { keySerial, keyTime, kindBytes, rangeFor } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
 import { readEvent } from "../store/store.ts";
+import { tailEvents } from "../store/tail.ts";
 import type { Counters, NoteListener } from "./counters.ts";
 import type { NoteCounts } from "./keys.ts";
 

@@ -14,6 +14,7 @@
 // the number of distinct keys per commit. A batch of thousands of events writes each search
 // token, counter or index page once instead of once per event.
 import { join } from "node:path";
+import type { NostrEvent } from "../nostr/event.ts";
 import type { Consumer, Tail, Watermark } from "../store/consumer.ts";
 import { commitCause, FullState, fullReason } from "../store/full.ts";
 import type { Removal } from "../store/removals.ts";
@@ -27,7 +28,7 @@ import { InThreadApplier } from "./apply.ts";
 import type { Progress } from "./catch-up.ts";
 import { catchUp } from "./catch-up.ts";
 import type { Item } from "./generation.ts";
-import { derived, Gen, viewOf } from "./generation.ts";
+import { Gen, unview, viewNow, viewOf } from "./generation.ts";
 
 export interface RunnerOptions {
   /** apply at least this often while events arrive */
@@ -156,19 +157,14 @@ export class ConsumerRunner {
       for (const r of removed) c.hear(r.event, r.serial, -1);
     }
     for (const c of stored) {
-      const item: Item = {
-        serial: c.serial,
-        event: c.event,
-        json: c.json,
-        dropped: false,
-        at: g.adds.length,
-      };
+      const item: Item = { serial: c.serial, json: c.json, dropped: false, at: g.adds.length };
       g.adds.push(item);
       g.bySerial.set(c.serial, item);
       g.live++;
       g.bytes += c.json.length;
       if (c.serial > g.maxSerial) g.maxSerial = c.serial;
     }
+    let removedKept: NostrEvent[] | undefined;
     for (const r of removed) {
       if (r.seq > g.maxSeq) g.maxSeq = r.seq;
       const added = g.bySerial.get(r.serial);
@@ -178,16 +174,22 @@ export class ConsumerRunner {
         g.bySerial.delete(r.serial);
         g.live--;
         g.bytes -= added.json.length;
-        for (let i = 0; i < cs.length; i++) {
-          if (g.views[i] === undefined || added.at >= g.addsSeen[i]!) continue;
-          const p = derived(cs, added, i);
-          if (p !== null) cs[i]!.view(g.views[i], { serial: r.serial, p }, -1, false);
-        }
+        unview(cs, g, added);
         continue;
       }
-      g.removes.push({ seq: r.seq, serial: r.serial, event: r.event, json: r.json });
+      g.removes.push({ seq: r.seq, serial: r.serial, json: r.json });
       g.bytes += r.json.length;
+      (removedKept ??= []).push(r.event);
     }
+    for (let i = 0; i < cs.length; i++)
+      if (cs[i]!.eagerView)
+        viewNow(
+          cs[i]!,
+          g,
+          i,
+          stored.map((c) => c.event),
+          removedKept ?? [],
+        );
     this.lastCommitAt = performance.now();
     const waiting = this.waitingEvents();
     if (waiting > this.peakEvents) this.peakEvents = waiting;
@@ -295,12 +297,14 @@ export class ConsumerRunner {
   private async applyGen(g: Gen): Promise<void> {
     const started = performance.now();
     try {
-      await this.applier.apply(g.payload(), (i) => ({
-        adds: g.adds
-          .filter((a) => !a.dropped)
-          .map((a) => ({ serial: a.serial, p: derived(this.consumers, a, i) })),
-        removes: g.removes.map((r) => ({ serial: r.serial, p: derived(this.consumers, r, i) })),
-      }));
+      await this.applier.apply(g.payload(), (i) => {
+        const c = this.consumers[i]!;
+        const part = (json: string) => c.prepare(JSON.parse(json) as NostrEvent);
+        return {
+          adds: g.adds.filter((a) => !a.dropped).map((a) => ({ serial: a.serial, p: part(a.json) })),
+          removes: g.removes.map((r) => ({ serial: r.serial, p: part(r.json) })),
+        };
+      });
       // Readers add the views of the generations after the watermark they read, so the read
       // after this must see the new watermark. lmdb-js keeps this thread's read transaction
       // until a timer resets it, and a commit made on the consumers' thread does not reset it:

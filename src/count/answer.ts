@@ -5,11 +5,12 @@
 import { STORED_PUBKEY_OFFSET } from "../nostr/canonical.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { MergedScan } from "../store/cursor.ts";
-import { indexSnapshot, removedIn, tailEvents } from "../store/indexes.ts";
+import { indexSnapshot } from "../store/indexes.ts";
 import { serialKey, tagPrefix } from "../store/keys.ts";
 import type { QueryOptions } from "../store/query.ts";
 import { countQuery } from "../store/query.ts";
 import type { Store } from "../store/store.ts";
+import { removedIn, tailMatches } from "../store/tail.ts";
 import { Hll } from "./hll.ts";
 import type { HllRegisters } from "./registers.ts";
 import { recordKey } from "./registers.ts";
@@ -61,13 +62,9 @@ async function countWithHll(s: Store, shape: HllShape, o: QueryOptions): Promise
     count++;
   }
   // Events committed after the tag index's watermark are matched directly.
-  for (const [serial, e] of tailEvents(snap)) {
-    if (serial > o.hwm || !kinds.has(e.kind) || o.hidden?.(serial)) continue;
-    if (!e.tags.some((t) => t[0] === shape.tag && t[1] === shape.value)) continue;
-    if (o.allow) {
-      const json = s.eventsText.get(serialKey(serial));
-      if (json === undefined || !o.allow(json)) continue;
-    }
+  const f: Filter = { kinds: [...kinds], tags: [[shape.tag, [shape.value]]] };
+  for (const [serial, e] of tailMatches(snap, f)) {
+    if (serial > o.hwm || o.hidden?.(serial) || (o.allow && !o.allow(e.json))) continue;
     hll.add(e.pubkey);
     count++;
   }

@@ -14,12 +14,24 @@ export interface Derived<P> {
   p: P;
 }
 
-export interface Consumer<P = unknown, V = unknown> {
+export interface Consumer<P = unknown, V = unknown, Q = P> {
   readonly name: string;
   /** bumped when what it derives changes: entries written by another version are rebuilt */
   readonly version: number;
   /** What the event contributes, computed without a transaction; null: nothing. */
   prepare(e: NostrEvent): P | null;
+  /**
+   * What a view holds of the event, when that is less than what `apply` needs (the REQ
+   * indexes' views keep a few fields and the stored JSON, not the parsed event); default:
+   * `prepare`. `json` is the event's stored JSON.
+   */
+  prepareView?(e: NostrEvent, json: string): Q | null;
+  /**
+   * Its view of a batch is built as each commit reaches the runner, from the events the writer
+   * parsed, instead of when a reader first asks (which parses the stored JSON): for the views
+   * nearly every read needs.
+   */
+  readonly eagerView?: boolean;
   /**
    * Adds what `adds` contribute and takes back what `removes` contributed, inside the batch's
    * write transaction. Every removed serial was applied by an earlier batch; adds are new.
@@ -46,8 +58,11 @@ export interface Consumer<P = unknown, V = unknown> {
   hear?(e: NostrEvent, serial: number, effect: 1 | -1): void;
   /** An empty view of a batch not yet applied. */
   newView(): V;
-  /** Counts `d` into (sign 1) or out of (sign -1) a view, as an add or as a removal. */
-  view(v: V, d: Derived<P>, sign: 1 | -1, removal: boolean): void;
+  /**
+   * Counts `d` into (sign 1) or out of (sign -1) a view, as an add or as a removal; `d.p` is what
+   * `prepareView` (else `prepare`) gave.
+   */
+  view(v: V, d: Derived<Q>, sign: 1 | -1, removal: boolean): void;
 }
 
 /** How far a consumer's entries on disk go. */

@@ -7,59 +7,28 @@
 // could start. A batch of thousands shares most of those pages.
 //
 // Readers cover the indexes up to the consumer's watermark plus the events committed after it,
-// held in memory by the views (TailIndex) and matched directly (query.ts), so an event is
-// found the moment it is committed.
+// held in memory by the views (tail.ts) and matched directly (query.ts), so an event is found
+// the moment it is committed.
 import type { NostrEvent } from "../nostr/event.ts";
-import type { Filter, SearchMatcher } from "../nostr/filter.ts";
-import { matchFilter } from "../nostr/filter.ts";
 import type { Consumer, Derived, Tail, Watermark } from "./consumer.ts";
 import { noTail, readWatermark } from "./consumer.ts";
 import { readU64, serialKey } from "./keys.ts";
 import { removalsAfter } from "./removals.ts";
 import type { BinDb, Store } from "./store.ts";
 import { EMPTY, forEachIndexEntry } from "./store.ts";
-
-/**
- * Events committed and not yet in the indexes, and indexed events removed since; and, so that a
- * reader picks its candidates among them as it would on disk instead of matching every one,
- * their serials by pubkey, by kind and by tag (`letter value`), in commit order. An event
- * dropped from the view stays in those lists; readers look it up in `events`.
- */
-export interface TailIndex {
-  events: Map<number, NostrEvent>;
-  removed: Map<number, NostrEvent>;
-  byAuthor: Map<string, number[]>;
-  byKind: Map<number, number[]>;
-  byTag: Map<string, number[]>;
-}
-
-function listIn<K>(m: Map<K, number[]>, k: K, serial: number): void {
-  const l = m.get(k);
-  if (l === undefined) m.set(k, [serial]);
-  // A tag repeated in one event is listed once.
-  else if (l[l.length - 1] !== serial) l.push(serial);
-}
-
-/** What one reader sees beyond the indexes' watermark, read once before it scans. */
-export interface IndexSnapshot {
-  /** every event up to this serial has its index entries on disk */
-  through: number;
-  /** the views after `through` */
-  tails: TailIndex[];
-  /** events after `through`, by serial */
-  events: Map<number, NostrEvent>[];
-  /** indexed events removed since (by serial): their entries may still be on disk */
-  removed: Map<number, NostrEvent>[];
-}
+import type { IndexSnapshot, TailIndex, TailPart } from "./tail.ts";
+import { newTail, tailPart, viewTail } from "./tail.ts";
 
 export const INDEXES = "indexes";
 
-export class Indexes implements Consumer<NostrEvent, TailIndex> {
+export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
   readonly name = INDEXES;
   readonly version = 1;
   // Measured (50k events, batches of 1,500): as asynchronous writes 34 µs of CPU an event,
   // against 50-60 µs for the same puts inside a transaction.
   readonly writesOnly = true;
+  // Every REQ reads this view: built at commit, a first REQ after a batch never parses it.
+  readonly eagerView = true;
   /** set by the runner that feeds this consumer */
   tail: Tail<TailIndex> = noTail;
 
@@ -69,6 +38,10 @@ export class Indexes implements Consumer<NostrEvent, TailIndex> {
 
   prepare(e: NostrEvent): NostrEvent {
     return e;
+  }
+
+  prepareView(e: NostrEvent, json: string): TailPart {
+    return tailPart(e, json);
   }
 
   apply(s: Store, adds: readonly Derived<NostrEvent>[], removes: readonly Derived<NostrEvent>[]): void {
@@ -89,29 +62,11 @@ export class Indexes implements Consumer<NostrEvent, TailIndex> {
   }
 
   newView(): TailIndex {
-    return {
-      events: new Map(),
-      removed: new Map(),
-      byAuthor: new Map(),
-      byKind: new Map(),
-      byTag: new Map(),
-    };
+    return newTail();
   }
 
-  view(v: TailIndex, d: Derived<NostrEvent>, sign: 1 | -1, removal: boolean): void {
-    if (removal) {
-      if (sign > 0) v.removed.set(d.serial, d.p);
-      else v.removed.delete(d.serial);
-    } else if (sign > 0) {
-      const e = d.p;
-      v.events.set(d.serial, e);
-      listIn(v.byAuthor, e.pubkey, d.serial);
-      listIn(v.byKind, e.kind, d.serial);
-      for (const t of e.tags) {
-        const value = t[1];
-        if (value !== undefined && t[0]!.length === 1) listIn(v.byTag, `${t[0]} ${value}`, d.serial);
-      }
-    } else v.events.delete(d.serial);
+  view(v: TailIndex, d: Derived<TailPart>, sign: 1 | -1, removal: boolean): void {
+    viewTail(v, d.serial, d.p, sign, removal);
   }
 
   /**
@@ -122,12 +77,7 @@ export class Indexes implements Consumer<NostrEvent, TailIndex> {
   snapshot(txn?: unknown): IndexSnapshot {
     const w: Watermark | undefined = readWatermark(this.s, this.name, txn);
     const views = this.tail.views(w);
-    return {
-      through: w?.serial ?? 0,
-      tails: views,
-      events: views.map((v) => v.events),
-      removed: views.map((v) => v.removed),
-    };
+    return { through: w?.serial ?? 0, tails: views };
   }
 }
 
@@ -159,15 +109,15 @@ export function indexSnapshotIn(s: Store, txn: unknown): IndexSnapshot | undefin
 function fromLog(s: Store): IndexSnapshot {
   const w = readWatermark(s, INDEXES);
   const through = w?.serial ?? 0;
-  const tail: TailIndex = Indexes.prototype.newView();
-  for (const { key, value } of s.events.getRange({ start: serialKey(through + 1) })) {
-    const e = JSON.parse((value as Buffer).toString("utf8")) as NostrEvent;
-    Indexes.prototype.view(tail, { serial: readU64(key as Buffer, 0), p: e }, 1, false);
+  const tail = newTail();
+  for (const { key, value } of s.eventsText.getRange({ start: serialKey(through + 1) })) {
+    const json = value as string;
+    viewTail(tail, readU64(key as Buffer, 0), tailPart(JSON.parse(json) as NostrEvent, json), 1, false);
   }
   if (w)
     for (const r of removalsAfter(s.removals, w.removal))
-      if (r.serial <= through) tail.removed.set(r.serial, r.event);
-  return { through, tails: [tail], events: [tail.events], removed: [tail.removed] };
+      if (r.serial <= through) viewTail(tail, r.serial, tailPart(r.event, r.json), 1, true);
+  return { through, tails: [tail] };
 }
 
 const putKey = (db: BinDb, k: Buffer): void => {
@@ -176,57 +126,3 @@ const putKey = (db: BinDb, k: Buffer): void => {
 const removeKey = (db: BinDb, k: Buffer): void => {
   db.remove(k);
 };
-
-/** Whether a serial was removed since the snapshot's indexes were written. */
-export function removedIn(snap: IndexSnapshot, serial: number): boolean {
-  for (const r of snap.removed) if (r.has(serial)) return true;
-  return false;
-}
-
-/** The events after the watermark (not removed since), for a reader to match itself. */
-export function* tailEvents(snap: IndexSnapshot): Generator<[number, NostrEvent]> {
-  for (const m of snap.events) for (const entry of m) if (!removedIn(snap, entry[0])) yield entry;
-}
-
-/**
- * The events after the watermark (not removed since) that match `f`, in commit order per view:
- * candidates come from the view's lists by author, else by the filter's first tag, else by kind
- * (as the planner would pick on disk), so a reader never walks the whole backlog for a narrow
- * filter.
- */
-export function* tailMatches(
-  snap: IndexSnapshot,
-  f: Filter,
-  search?: SearchMatcher,
-): Generator<[number, NostrEvent]> {
-  for (const t of snap.tails) {
-    const lists = candidateLists(t, f);
-    if (lists === undefined) {
-      for (const entry of t.events)
-        if (!removedIn(snap, entry[0]) && matchFilter(f, entry[1], search)) yield entry;
-      continue;
-    }
-    // One list per value of the field: an event may be in two of them.
-    const seen = lists.length > 1 ? new Set<number>() : undefined;
-    for (const list of lists)
-      for (const serial of list) {
-        if (seen) {
-          if (seen.has(serial)) continue;
-          seen.add(serial);
-        }
-        const e = t.events.get(serial);
-        if (e !== undefined && !removedIn(snap, serial) && matchFilter(f, e, search)) yield [serial, e];
-      }
-  }
-}
-
-const NONE: number[] = [];
-
-/** The view's lists a filter's candidates are in, or undefined: every event is one. */
-function candidateLists(t: TailIndex, f: Filter): number[][] | undefined {
-  if (f.authors) return f.authors.map((a) => t.byAuthor.get(a) ?? NONE);
-  const tag = f.tags?.[0];
-  if (tag) return tag[1].map((v) => t.byTag.get(`${tag[0]} ${v}`) ?? NONE);
-  if (f.kinds) return f.kinds.map((k) => t.byKind.get(k) ?? NONE);
-  return undefined;
-}

@@ -6,10 +6,11 @@
 // taken back out, as every other reader of the indexes does.
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
-import { indexSnapshotIn, removedIn } from "./indexes.ts";
+import { indexSnapshotIn } from "./indexes.ts";
 import { indexKey, kindBytes } from "./keys.ts";
 import { planFilter } from "./plan.ts";
 import type { BinDb, Store } from "./store.ts";
+import { matchTail, removedIn, tailEvents, tailRemoved } from "./tail.ts";
 
 /** What a count needs of the query options (query.ts). */
 export interface KeyCountOptions {
@@ -56,17 +57,14 @@ export function countByKeys(s: Store, f: Filter, o: KeyCountOptions): number | u
       if (restricted.length === 0) return undefined;
       for (const k of restricted)
         if (rangeCount(s.kind, kindBytes(k), 0, Number.MAX_SAFE_INTEGER, txn) > 0) return undefined;
-      for (const m of snap.events)
-        for (const e of m.values()) if (restricted.includes(e.kind)) return undefined;
+      for (const [, e] of tailEvents(snap)) if (restricted.includes(e.kind)) return undefined;
     }
     let n = 0;
     for (const p of plan.prefixes) n += rangeCount(plan.db, p, since, until, txn);
     // Indexed events removed since: their keys are still counted above.
-    for (const m of snap.removed)
-      for (const [serial, e] of m) if (serial <= snap.through && matchFilter(f, e)) n--;
+    for (const [, e] of tailRemoved(snap)) if (matchTail(f, e)) n--;
     // Events committed after the watermark, not removed since.
-    for (const m of snap.events)
-      for (const [serial, e] of m) if (serial <= o.hwm && !removedIn(snap, serial) && matchFilter(f, e)) n++;
+    for (const [serial, e] of tailEvents(snap)) if (serial <= o.hwm && matchTail(f, e)) n++;
     return n;
   } finally {
     (txn as { done(): void }).done();

@@ -8,11 +8,12 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { MergedScan } from "./cursor.ts";
-import { indexSnapshot, tailMatches } from "./indexes.ts";
+import { indexSnapshot } from "./indexes.ts";
 import { hexBytes, readU64, serialKey } from "./keys.ts";
 import { planFilter } from "./plan.ts";
 import type { QueryOptions } from "./query.ts";
 import type { Store } from "./store.ts";
+import { tailMatches } from "./tail.ts";
 
 export interface ItemOptions
   extends Pick<QueryOptions, "hwm" | "hidden" | "allow" | "yieldEvery" | "cancelled"> {

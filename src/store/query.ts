@@ -7,14 +7,15 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { MergedScan } from "./cursor.ts";
-import type { IndexSnapshot } from "./indexes.ts";
-import { indexSnapshot, removedIn, tailMatches } from "./indexes.ts";
+import { indexSnapshot } from "./indexes.ts";
 import { countByKeys } from "./key-count.ts";
 import { hexBytes, readU64 } from "./keys.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
 import type { Store } from "./store.ts";
 import { readEvent } from "./store.ts";
+import type { IndexSnapshot } from "./tail.ts";
+import { removedIn, tailMatches } from "./tail.ts";
 
 /** One result of a search filter, in the engine's rank order. */
 export interface SearchHit {
@@ -97,10 +98,8 @@ const load = readEvent;
 function tailHits(s: Store, f: Filter, snap: IndexSnapshot, o: QueryOptions): Hit[] {
   const out: Hit[] = [];
   for (const [serial, e] of tailMatches(snap, f)) {
-    if (serial > o.hwm || o.hidden?.(serial)) continue;
-    const json = load(s, serial);
-    if (json === undefined || (o.allow && !o.allow(json))) continue;
-    out.push({ time: e.created_at, serial, json });
+    if (serial > o.hwm || o.hidden?.(serial) || (o.allow && !o.allow(e.json))) continue;
+    out.push({ time: e.created_at, serial, json: e.json });
   }
   return out;
 }

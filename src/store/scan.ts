@@ -7,10 +7,11 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { MergedScan } from "./cursor.ts";
-import { indexSnapshot, tailEvents, tailMatches } from "./indexes.ts";
+import { indexSnapshot } from "./indexes.ts";
 import { hexBytes, keyTime, kindBytes, readU64, serialKey } from "./keys.ts";
 import { planFilter } from "./plan.ts";
 import type { Store } from "./store.ts";
+import { tailEvents, tailMatches } from "./tail.ts";
 
 /** One stored event: its serial, created_at and the stored JSON bytes, verbatim. */
 export interface StoredEvent {
