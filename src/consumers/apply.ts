@@ -28,6 +28,8 @@ export interface Applier {
   close(): Promise<void>;
   /** set when the applier can apply nothing more (its thread died) */
   readonly broken?: boolean;
+  /** its thread's JavaScript heap, when it has a thread of its own */
+  readonly heap?: { size: number; capacity: number };
 }
 
 /**
@@ -96,6 +98,8 @@ const CLOSE_WAIT_MS = 5000;
 /** Replies of the consumers' thread: the generation applied, or why it was not. */
 export interface Applied {
   n: number;
+  /** the thread's JavaScript heap after the batch (bytes in use, and reserved) */
+  heap?: { size: number; capacity: number };
   error?: string;
   /** why, when the failure was a full disk or map (full.ts) */
   full?: string;
@@ -110,6 +114,8 @@ export class ThreadApplier implements Applier {
   private readonly worker: Worker;
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   broken = false;
+  /** the thread's JavaScript heap as of its last batch (/metrics) */
+  heap = { size: 0, capacity: 0 };
   /** resolves a stop's wait once the thread has closed its handles (or failed) */
   private closed: (() => void) | undefined;
 
@@ -124,6 +130,7 @@ export class ThreadApplier implements Applier {
         this.closed?.();
         return;
       }
+      if (m.heap) this.heap = m.heap;
       const w = this.waiting.get(m.n);
       if (!w) return;
       this.waiting.delete(m.n);

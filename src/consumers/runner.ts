@@ -372,6 +372,11 @@ export class ConsumerRunner {
     return n;
   }
 
+  /** The consumers' thread's JavaScript heap as of its last batch, if they have a thread. */
+  threadHeap(): { size: number; capacity: number } | undefined {
+    return this.applier.heap;
+  }
+
   /** Bytes of stored JSON the generations waiting hold. */
   waitingBytes(): number {
     let n = this.open.bytes;

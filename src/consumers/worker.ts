@@ -2,6 +2,8 @@
 // the seqs of its removal records) to the same consumers the main thread reads, in its own
 // handles on the same LMDB environments. Reading the events from the log, parsing and deriving
 // (tokenising, counting) happen here, once per event for every consumer.
+
+import { heapStats } from "bun:jsc";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import { consumersByName } from "../derived.ts";
@@ -64,8 +66,10 @@ parentPort?.on("message", async (g: GenPayload | { close: true }) => {
     const cause = await commitCause(e);
     reply = { n: g.n, error: cause.message, full: fullReason(cause, join(path, DERIVED_DIR)) };
   }
-  parentPort?.postMessage(reply);
   collect(g.adds.length);
+  const h = heapStats();
+  reply.heap = { size: h.heapSize, capacity: h.heapCapacity };
+  parentPort?.postMessage(reply);
 });
 
 let sinceCollect = 0;

@@ -1,6 +1,8 @@
 // Prometheus text exposition of what an operator watches: connections, frames by verb, events
 // accepted and refused by reason, writer batches, verification, queries by index, live
 // subscriptions, queued outbound bytes and memory. Built on request from live counters.
+
+import { heapStats } from "bun:jsc";
 import type { ClusterStatus } from "../cluster/node.ts";
 import type { RelayContext } from "../context.ts";
 
@@ -271,6 +273,25 @@ export function renderMetrics(ctx: RelayContext): string {
   );
   if (ctx.cluster) clusterMetrics(x, ctx.cluster.status);
   x.metric("process_resident_memory_bytes", "gauge", "Resident set size.", [[{}, process.memoryUsage.rss()]]);
+  const heap = heapStats();
+  const threadHeap = runner.threadHeap();
+  const heaps: [Labels, { size: number; capacity: number }][] = [
+    [{ thread: "main" }, { size: heap.heapSize, capacity: heap.heapCapacity }],
+  ];
+  if (threadHeap) heaps.push([{ thread: "consumers" }, threadHeap]);
+  x.metric(
+    "relay_js_heap_bytes",
+    "gauge",
+    "JavaScript heap in use, by thread (the consumers' thread as of its last batch).",
+    heaps.map(([l, h]) => [l, h.size]),
+  );
+  x.metric(
+    "relay_js_heap_capacity_bytes",
+    "gauge",
+    "JavaScript heap reserved, by thread.",
+    heaps.map(([l, h]) => [l, h.capacity]),
+  );
+
   x.metric("process_uptime_seconds", "gauge", "Seconds since start.", [
     [{}, (Date.now() - ctx.startedAt) / 1000],
   ]);
