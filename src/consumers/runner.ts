@@ -164,7 +164,7 @@ export class ConsumerRunner {
       g.bytes += c.json.length;
       if (c.serial > g.maxSerial) g.maxSerial = c.serial;
     }
-    let removedKept: NostrEvent[] | undefined;
+    const removedKept: NostrEvent[] = [];
     for (const r of removed) {
       if (r.seq > g.maxSeq) g.maxSeq = r.seq;
       const added = g.bySerial.get(r.serial);
@@ -179,7 +179,7 @@ export class ConsumerRunner {
       }
       g.removes.push({ seq: r.seq, serial: r.serial, json: r.json });
       g.bytes += r.json.length;
-      (removedKept ??= []).push(r.event);
+      removedKept.push(r.event);
     }
     for (let i = 0; i < cs.length; i++)
       if (cs[i]!.eagerView)
@@ -188,7 +188,7 @@ export class ConsumerRunner {
           g,
           i,
           stored.map((c) => c.event),
-          removedKept ?? [],
+          removedKept,
         );
     this.lastCommitAt = performance.now();
     const waiting = this.waitingEvents();

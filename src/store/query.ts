@@ -95,7 +95,7 @@ const load = readEvent;
  * have no index entries yet, so they are matched directly (there are at most a consumer
  * batch of them, a few thousand while events pour in and none once it has caught up).
  */
-function tailHits(s: Store, f: Filter, snap: IndexSnapshot, o: QueryOptions): Hit[] {
+function tailHits(f: Filter, snap: IndexSnapshot, o: QueryOptions): Hit[] {
   const out: Hit[] = [];
   for (const [serial, e] of tailMatches(snap, f)) {
     if (serial > o.hwm || o.hidden?.(serial) || (o.allow && !o.allow(e.json))) continue;
@@ -156,7 +156,7 @@ async function runFilter(
   }
   // The index part holds every indexed event that can be in the first `limit` (ties at its cut
   // included), so the union with the tail's matches, cut at `limit`, is the NIP-01 answer.
-  const all = hits.concat(tailHits(s, f, snap, o));
+  const all = hits.concat(tailHits(f, snap, o));
   return all.length > limit ? all.sort(byNewest).slice(0, limit) : all.sort(byNewest);
 }
 
@@ -238,7 +238,7 @@ export async function countQuery(
       }
       seen.add(k.serial);
     }
-    for (const h of tailHits(s, f, snap, o)) seen.add(h.serial);
+    for (const h of tailHits(f, snap, o)) seen.add(h.serial);
   }
   return seen.size;
 }
