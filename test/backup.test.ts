@@ -8,6 +8,7 @@ import { cpSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
 import type { NostrEvent } from "../src/nostr/event.ts";
+import { putEntry, removeEntry } from "../src/store/index-db.ts";
 import { readU64, serialKey } from "../src/store/keys.ts";
 import { closeStore, indexEntries, openStore } from "../src/store/store.ts";
 import { Gen } from "./gen.ts";
@@ -265,8 +266,8 @@ describe("relay check", () => {
     expect(pubkeyDb).toBe(s.pubkey);
     const orphan = Buffer.concat([Buffer.from([0, 1]), serialKey(T0), serialKey(gap!)]);
     await s.derived.transaction(() => {
-      pubkeyDb.remove(pubkeyEntry);
-      s.kind.put(orphan, Buffer.alloc(0));
+      removeEntry(pubkeyDb, pubkeyEntry);
+      putEntry(s.kind, orphan);
     });
     await s.env.transaction(() => s.ids.remove(Buffer.from(lost!.e.id, "hex")));
     await closeStore(s);

@@ -15,6 +15,7 @@ import { loadConfig } from "../src/config/load.ts";
 import { openDerived } from "../src/derived.ts";
 import { decodeBlock } from "../src/search/blocks.ts";
 import { markStale, readWatermark } from "../src/store/consumer.ts";
+import { allEntries } from "../src/store/index-db.ts";
 import { keySerial, readU64, serialKey } from "../src/store/keys.ts";
 import type { BinDb, Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
@@ -165,8 +166,7 @@ function dangling(s: Store, gone: Set<number>): string[] {
     ["tag", s.tag],
     ["time", s.time],
   ] as const)
-    for (const k of db.getKeys({}))
-      if (!stored(keySerial(k as Buffer))) out.push(`${name} entry → ${keySerial(k as Buffer)}`);
+    for (const k of allEntries(db)) if (!stored(keySerial(k))) out.push(`${name} entry → ${keySerial(k)}`);
   return out;
 }
 

@@ -3,8 +3,9 @@
 // the kind index over the window only; then kept current by the counters consumer, which tells
 // it about notes committed and removed and about new totals as each event is committed.
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
+import { entriesOf } from "../store/index-db.ts";
 import { indexSnapshot } from "../store/indexes.ts";
-import { keySerial, keyTime, kindBytes, rangeFor } from "../store/keys.ts";
+import { kindBytes } from "../store/keys.ts";
 import type { Store } from "../store/store.ts";
 import { readEvent } from "../store/store.ts";
 import { tailEvents } from "../store/tail.ts";
@@ -69,13 +70,11 @@ export class TrendingWindow implements NoteListener {
   seed(s: Store): number {
     const since = this.clock() - this.seconds;
     const snap = indexSnapshot(s);
-    const { start, end } = rangeFor(kindBytes(1), since, Number.MAX_SAFE_INTEGER);
-    for (const k of s.kind.getKeys({ start, end, reverse: true })) {
-      const serial = keySerial(k as Buffer);
+    for (const { time, serial } of entriesOf(s.kind, kindBytes(1), since)) {
       if (serial > snap.through) continue;
       const json = readEvent(s, serial);
       if (json === undefined) continue;
-      this.track(json.slice(STORED_ID_OFFSET, STORED_ID_OFFSET + 64), serial, keyTime(k as Buffer));
+      this.track(json.slice(STORED_ID_OFFSET, STORED_ID_OFFSET + 64), serial, time);
     }
     for (const [serial, e] of tailEvents(snap))
       if (e.kind === 1 && e.created_at >= since) this.track(e.id, serial, e.created_at);

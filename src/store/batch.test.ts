@@ -11,6 +11,7 @@ import type { Derived } from "../derived.ts";
 import { openDerived } from "../derived.ts";
 import { storedJson } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
+import { hasEntry } from "./index-db.ts";
 import { hexBytes } from "./keys.ts";
 import type { Store } from "./store.ts";
 import { closeStore, EMPTY, indexEntries, openStore } from "./store.ts";
@@ -61,7 +62,7 @@ function ev(t: Partial<NostrEvent>): NostrEvent {
 
 /** Every index entry of `e` at `serial` is present (true) or absent (false). */
 function entriesPresent(s: Store, e: NostrEvent, serial: number): boolean[] {
-  return indexEntries(s, e, serial).map(([db, key]) => db.get(key) !== undefined);
+  return indexEntries(s, e, serial).map(([db, key]) => hasEntry(db, key));
 }
 
 test("an event replaced in its own batch leaves none of its entries behind", async () => {

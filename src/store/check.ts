@@ -10,6 +10,7 @@ import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Watermark } from "./consumer.ts";
 import { readWatermark } from "./consumer.ts";
 import { expirationOf } from "./expiration.ts";
+import { allEntries, hasEntry } from "./index-db.ts";
 import { INDEXES } from "./indexes.ts";
 import { indexKey, keySerial, readReplaceable, readU64, replaceableValue, serialKey } from "./keys.ts";
 import { addressOf } from "./lifecycle.ts";
@@ -22,6 +23,8 @@ import { indexEntries, openLogDb } from "./store.ts";
 export type Fix =
   | { op: "put"; env: "log" | "derived"; db: BinDb; key: Buffer; value: Buffer }
   | { op: "remove"; env: "log" | "derived"; db: BinDb; key: Buffer }
+  /** a REQ index entry (`prefix | created_at | serial`, index-db.ts) */
+  | { op: "putEntry" | "removeEntry"; db: BinDb; key: Buffer }
   /** takes a stored event out the way the writer does (its removal is logged for the consumers) */
   | { op: "removeEvent"; serial: number }
   /** the consumer's entries cannot be trusted: rebuild them from the log */
@@ -77,7 +80,6 @@ export function checkStore(s: Store): CheckResult {
   const der = s.derived.useReadTransaction();
   try {
     const lt = { transaction: log } as never;
-    const dt = { transaction: der } as never;
     const getEvent = (serial: number): NostrEvent | undefined => {
       const v = s.events.get(serialKey(serial), lt) as Buffer | undefined;
       if (v === undefined) return undefined;
@@ -159,12 +161,12 @@ export function checkStore(s: Store): CheckResult {
         note("vanished: event still stored", `serial ${serial} id ${e.id}`, { op: "removeEvent", serial });
       if (serial <= through && !pending.has(serial))
         for (const [db, k] of indexEntries(s, e, serial)) {
-          if (db.get(k, dt) === undefined && stillStored(s, serial))
-            note(
-              `${dbName(s, db)}: entry missing`,
-              `serial ${serial} key ${short(k)}`,
-              put("derived", db, k, Buffer.alloc(0)),
-            );
+          if (!hasEntry(db, k, der) && stillStored(s, serial))
+            note(`${dbName(s, db)}: entry missing`, `serial ${serial} key ${short(k)}`, {
+              op: "putEntry",
+              db,
+              key: k,
+            });
         }
       s.arena.reset();
     }
@@ -230,15 +232,14 @@ export function checkStore(s: Store): CheckResult {
 
     // The derived REQ indexes, entry by entry, up to the watermark (nothing may lie beyond it).
     for (const db of [s.pubkey, s.kind, s.pubkind, s.tag, s.time]) {
-      for (const k of db.getKeys(dt)) {
-        const key = k as Buffer;
+      for (const key of allEntries(db, der)) {
         const serial = keySerial(key);
         if (w === undefined || serial > w.serial) {
-          note(
-            `${dbName(s, db)}: entry beyond the watermark`,
-            `serial ${serial} key ${short(key)}`,
-            del("derived", db, key),
-          );
+          note(`${dbName(s, db)}: entry beyond the watermark`, `serial ${serial} key ${short(key)}`, {
+            op: "removeEntry",
+            db,
+            key,
+          });
           continue;
         }
         if (serial > through || pending.has(serial)) continue;
@@ -246,11 +247,11 @@ export function checkStore(s: Store): CheckResult {
         const own = e !== undefined && indexEntries(s, e, serial).some(([d, x]) => d === db && x.equals(key));
         s.arena.reset();
         if (!own)
-          note(
-            `${dbName(s, db)}: entry without its event`,
-            `serial ${serial} key ${short(key)}`,
-            del("derived", db, key),
-          );
+          note(`${dbName(s, db)}: entry without its event`, `serial ${serial} key ${short(key)}`, {
+            op: "removeEntry",
+            db,
+            key,
+          });
       }
     }
 

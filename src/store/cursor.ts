@@ -1,22 +1,25 @@
 // Merge of many index scans, newest first (queries) or oldest first (exports and deletes). Each
-// cursor reads its range in growing chunks (so a scan never holds a read transaction across
-// turns), and a binary heap merges the heads by (created_at, serial).
-import { keySerial, keyTime, rangeFor } from "./keys.ts";
+// cursor reads its prefix's range in growing chunks (so a scan never holds a read transaction
+// across turns; index-db.ts reads them), and a binary heap merges the heads by
+// (created_at, serial).
+import { readEntries } from "./index-db.ts";
 import type { BinDb } from "./store.ts";
 
 class Cursor {
-  private keys: Buffer[] = [];
+  private buf = { times: [] as number[], serials: [] as number[] };
   private pos = 0;
   private done = false;
   private chunk: number;
-  head: Buffer | undefined;
+  private last: { time: number; serial: number } | undefined;
+  head = false;
   headTime = 0;
   headSerial = 0;
 
   constructor(
     private readonly db: BinDb,
-    private start: Buffer,
-    private readonly end: Buffer,
+    private readonly prefix: Buffer,
+    private readonly since: number,
+    private readonly until: number,
     firstChunk: number,
     private readonly reverse: boolean,
   ) {
@@ -25,44 +28,27 @@ class Cursor {
   }
 
   advance(): void {
-    if (this.pos >= this.keys.length) this.refill();
-    const k = this.keys[this.pos++];
-    this.head = k;
-    if (k) {
-      this.headTime = keyTime(k);
-      this.headSerial = keySerial(k);
+    if (this.pos >= this.buf.times.length) this.refill();
+    const i = this.pos++;
+    this.head = i < this.buf.times.length;
+    if (this.head) {
+      this.headTime = this.buf.times[i]!;
+      this.headSerial = this.buf.serials[i]!;
     }
   }
 
   private refill(): void {
-    this.keys = [];
+    this.buf.times.length = 0;
+    this.buf.serials.length = 0;
     this.pos = 0;
     if (this.done) return;
-    const { start, end, reverse, chunk } = this;
-    for (const k of this.db.getKeys({ start, end, reverse, limit: chunk })) this.keys.push(k as Buffer);
-    const last = this.keys[this.keys.length - 1];
-    const next = this.keys.length < chunk || !last ? undefined : step(last, reverse ? -1 : 1);
-    if (next) this.start = next;
-    else this.done = true;
+    const { chunk } = this;
+    readEntries(this.db, this.prefix, this.since, this.until, this.reverse, chunk, this.last, this.buf);
+    const n = this.buf.times.length;
+    if (n < chunk) this.done = true;
+    else this.last = { time: this.buf.times[n - 1]!, serial: this.buf.serials[n - 1]! };
     this.chunk = Math.min(this.chunk * 2, 4096);
   }
-}
-
-/**
- * The key just below (-1) or above (+1) k among keys of the same length, since start bounds are
- * inclusive; undefined past the end of the key space.
- */
-function step(k: Buffer, dir: -1 | 1): Buffer | undefined {
-  const p = Buffer.from(k);
-  const edge = dir < 0 ? 0 : 0xff;
-  for (let i = p.length - 1; i >= 0; i--) {
-    if (p[i] !== edge) {
-      p[i]! += dir;
-      return p;
-    }
-    p[i] = 0xff - edge;
-  }
-  return undefined;
 }
 
 export type Order = "newest" | "oldest";
@@ -84,13 +70,7 @@ export class MergedScan {
         ? (a, b) => a.headTime > b.headTime || (a.headTime === b.headTime && a.headSerial > b.headSerial)
         : (a, b) => a.headTime < b.headTime || (a.headTime === b.headTime && a.headSerial < b.headSerial);
     for (const p of prefixes) {
-      // rangeFor gives reverse bounds (start inclusive, end exclusive); forwards they swap, and
-      // since serials 0 and 2^53-1 are never assigned both admit exactly [since, until].
-      const { start, end } = rangeFor(p, since, until);
-      const c =
-        order === "newest"
-          ? new Cursor(db, start, end, firstChunk, true)
-          : new Cursor(db, end, start, firstChunk, false);
+      const c = new Cursor(db, p, since, until, firstChunk, order === "newest");
       if (c.head) this.push(c);
     }
   }

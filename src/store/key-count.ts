@@ -1,12 +1,13 @@
-// Exact counts from index key counts: LMDB counts the keys of a range natively (lmdb-js's
-// getKeysCount walks them in C), so a COUNT that an index answers on its own costs a few range
+// Exact counts from index entry counts: LMDB counts the entries of a range natively (lmdb-js's
+// getValuesCount walks them in C), so a COUNT that an index answers on its own costs a few range
 // counts instead of a JavaScript step and an allocation per matching key. The watermark and the
 // ranges are read in one read transaction of the derived environment; the events committed after
 // the watermark are matched directly, and events removed since their entries were written are
 // taken back out, as every other reader of the indexes does.
 import type { Filter } from "../nostr/filter.ts";
+import { countEntries } from "./index-db.ts";
 import { indexSnapshotIn } from "./indexes.ts";
-import { indexKey, kindBytes } from "./keys.ts";
+import { kindBytes } from "./keys.ts";
 import { planFilter } from "./plan.ts";
 import type { BinDb, Store } from "./store.ts";
 import { matchTail, tailEvents, tailRemoved } from "./tail.ts";
@@ -21,15 +22,6 @@ export interface KeyCountOptions {
   allow?: (json: string) => boolean;
   /** the kinds `allow` may refuse */
   restrictedKinds?: readonly number[];
-}
-
-/** Keys of `db` under `prefix` with created_at in [since, until]. */
-function rangeCount(db: BinDb, prefix: Uint8Array, since: number, until: number, txn: unknown): number {
-  return db.getKeysCount({
-    start: indexKey(prefix, since, 0),
-    end: indexKey(prefix, until, Number.MAX_SAFE_INTEGER),
-    transaction: txn,
-  } as never);
 }
 
 /**
@@ -55,11 +47,11 @@ export function countByKeys(s: Store, f: Filter, o: KeyCountOptions): number | u
       const restricted = o.restrictedKinds ?? [];
       if (restricted.length === 0) return undefined;
       for (const k of restricted)
-        if (rangeCount(s.kind, kindBytes(k), 0, Number.MAX_SAFE_INTEGER, txn) > 0) return undefined;
+        if (countEntries(s.kind, kindBytes(k), 0, Number.MAX_SAFE_INTEGER, txn) > 0) return undefined;
       for (const [, e] of tailEvents(snap)) if (restricted.includes(e.kind)) return undefined;
     }
     let n = 0;
-    for (const p of plan.prefixes) n += rangeCount(plan.db, p, since, until, txn);
+    for (const p of plan.prefixes) n += countEntries(plan.db, p, since, until, txn);
     // Indexed events removed since: their keys are still counted above.
     for (const [, e] of tailRemoved(snap)) if (matchTail(f, e)) n--;
     // Events committed after the watermark, not removed since.

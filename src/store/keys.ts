@@ -192,9 +192,11 @@ export class Arena {
     return tail(k, 34, t, serial);
   }
 
-  /** `created_at | serial` */
+  /** `0 | created_at | serial` (LMDB keys are never empty: the time index has one prefix) */
   timeKey(t: number, serial: number): Buffer {
-    return tail(this.take(TAIL), 0, t, serial);
+    const k = this.take(1 + TAIL);
+    k[0] = 0;
+    return tail(k, 1, t, serial);
   }
 
   /** `letter | len | value | created_at | serial`, or undefined when the value is not indexed. */
@@ -223,15 +225,8 @@ function tail(k: Buffer, at: number, createdAt: number, serial: number): Buffer 
   putU64(k, at + 8, serial);
   return k;
 }
-export const timeKey = (createdAt: number, serial: number): Buffer => withTail(EMPTY, createdAt, serial);
-const EMPTY = new Uint8Array(0);
-
-/** Range bounds for a reverse scan of one prefix between since and until (both inclusive). */
-export function rangeFor(prefix: Uint8Array, since: number, until: number): { start: Buffer; end: Buffer } {
-  // start is the greatest key (inclusive); end is exclusive. Serials start at 1, so serial 0 at
-  // `since` is below every real key of that second.
-  return { start: withTail(prefix, until, Number.MAX_SAFE_INTEGER), end: withTail(prefix, since, 0) };
-}
+/** The time index's one prefix. */
+export const TIME_PREFIX = Buffer.from([0]);
 
 export function replaceableKey(pubkey: string, kind: number, d: string): Buffer {
   const hashed = (marker: number, bytes: Uint8Array) =>

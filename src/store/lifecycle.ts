@@ -7,17 +7,9 @@ import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { blocked } from "../wire/reasons.ts";
 import { readWatermark } from "./consumer.ts";
+import { entriesOf } from "./index-db.ts";
 import { INDEXES } from "./indexes.ts";
-import {
-  hexBytes,
-  keySerial,
-  rangeFor,
-  readReplaceable,
-  readU64,
-  replaceableKey,
-  serialKey,
-  tagPrefix,
-} from "./keys.ts";
+import { hexBytes, readReplaceable, readU64, replaceableKey, serialKey, tagPrefix } from "./keys.ts";
 import type { Store } from "./store.ts";
 import { readEvent, removeEvent } from "./store.ts";
 
@@ -118,16 +110,10 @@ export function applyVanish(s: Store, req: NostrEvent): number {
   if (prev === undefined || readU64(prev, 0) < req.created_at)
     s.vanished.put(hexBytes(req.pubkey), u64(req.created_at));
   const serials = new Set<number>();
-  const collect = (db: typeof s.pubkey, prefix: Buffer) => {
-    const { start, end } = rangeFor(prefix, 0, req.created_at);
-    for (const k of db.getKeys({ start, end, reverse: true })) serials.add(keySerial(k as Buffer));
-  };
-  collect(s.pubkey, hexBytes(req.pubkey));
+  for (const { serial } of entriesOf(s.pubkey, hexBytes(req.pubkey), 0, req.created_at)) serials.add(serial);
   const wraps = tagPrefix("p", req.pubkey);
   if (wraps) {
-    const { start, end } = rangeFor(wraps, 0, req.created_at);
-    for (const k of s.tag.getKeys({ start, end, reverse: true })) {
-      const serial = keySerial(k as Buffer);
+    for (const { serial } of entriesOf(s.tag, wraps, 0, req.created_at)) {
       const json = readEvent(s, serial);
       if (json && (JSON.parse(json) as NostrEvent).kind === 1059) serials.add(serial);
     }
@@ -158,8 +144,7 @@ function collectTail(s: Store, into: Set<number>, wanted: (e: NostrEvent) => boo
 /** Removes every stored event of a pubkey (a NIP-86 ban). Returns how many were removed. */
 export function removeAuthor(s: Store, pubkey: string): number {
   const serials = new Set<number>();
-  const { start, end } = rangeFor(hexBytes(pubkey), 0, Number.MAX_SAFE_INTEGER);
-  for (const k of s.pubkey.getKeys({ start, end, reverse: true })) serials.add(keySerial(k as Buffer));
+  for (const { serial } of entriesOf(s.pubkey, hexBytes(pubkey))) serials.add(serial);
   collectTail(s, serials, (e) => e.pubkey === pubkey);
   let n = 0;
   for (const serial of serials) if (removeBySerial(s, serial)) n++;

@@ -2,7 +2,7 @@
 // filter's conditions the index already guarantees (the rest are checked on each candidate).
 // Order of preference: ids > authors+kinds > a tag > authors > kinds > time.
 import type { Filter } from "../nostr/filter.ts";
-import { hexBytes, kindBytes, pubkindPrefix, tagPrefix } from "./keys.ts";
+import { hexBytes, kindBytes, pubkindPrefix, TIME_PREFIX, tagPrefix } from "./keys.ts";
 import type { BinDb, Store } from "./store.ts";
 
 export type Plan =
@@ -63,7 +63,7 @@ export function planFilter(s: Store, f: Filter): Plan {
   if (authors)
     return scan("pubkey", s.pubkey, authors.map(hexBytes), tagCount > 0 ? "full" : kinds ? "fast" : "none");
   if (kinds) return scan("kind", s.kind, kinds.map(kindBytes), tagCount > 0 ? "full" : "none");
-  return scan("time", s.time, [Buffer.alloc(0)], tagCount > 0 ? "full" : "none");
+  return scan("time", s.time, [TIME_PREFIX], tagCount > 0 ? "full" : "none");
 }
 
 function scan(index: IndexName, db: BinDb, prefixes: Buffer[], residual: "none" | "fast" | "full"): Plan {

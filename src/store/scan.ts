@@ -7,8 +7,9 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { MergedScan } from "./cursor.ts";
+import { countEntries, readEntries } from "./index-db.ts";
 import { indexSnapshot } from "./indexes.ts";
-import { hexBytes, keyTime, kindBytes, readU64, serialKey } from "./keys.ts";
+import { hexBytes, kindBytes, readU64, serialKey, TIME_PREFIX } from "./keys.ts";
 import { planFilter } from "./plan.ts";
 import type { Store } from "./store.ts";
 import { tailEvents, tailMatches } from "./tail.ts";
@@ -95,16 +96,11 @@ export function countByKind(s: Store): Map<number, number> {
   const out = new Map<number, number>();
   const snap = indexSnapshot(s);
   for (const [, e] of tailEvents(snap)) out.set(e.kind, (out.get(e.kind) ?? 0) + 1);
-  let from = 0;
-  while (from <= 0xffff) {
-    let first: Buffer | undefined;
-    for (const k of s.kind.getKeys({ start: kindBytes(from), limit: 1 })) first = k as Buffer;
-    if (!first) break;
-    const kind = (first[0]! << 8) | first[1]!;
-    const end = kind < 0xffff ? kindBytes(kind + 1) : undefined;
-    const n = s.kind.getKeysCount(end ? { start: kindBytes(kind), end } : { start: kindBytes(kind) });
-    out.set(kind, (out.get(kind) ?? 0) + n);
-    from = kind + 1;
+  // One key per kind, its events its values.
+  for (const k of s.kind.getKeys({})) {
+    const key = k as Buffer;
+    const kind = (key[0]! << 8) | key[1]!;
+    out.set(kind, (out.get(kind) ?? 0) + countEntries(s.kind, key, 0, Number.MAX_SAFE_INTEGER));
   }
   return out;
 }
@@ -116,8 +112,14 @@ export function countByKind(s: Store): Map<number, number> {
 export function timeBounds(s: Store): { oldest: number; newest: number } | undefined {
   let oldest: number | undefined;
   let newest: number | undefined;
-  for (const k of s.time.getKeys({ limit: 1 })) oldest = keyTime(k as Buffer);
-  for (const k of s.time.getKeys({ reverse: true, limit: 1 })) newest = keyTime(k as Buffer);
+  for (const reverse of [false, true]) {
+    const got = { times: [] as number[], serials: [] as number[] };
+    readEntries(s.time, TIME_PREFIX, 0, Number.MAX_SAFE_INTEGER, reverse, 1, undefined, got);
+    if (got.times.length > 0) {
+      if (reverse) newest = got.times[0];
+      else oldest = got.times[0];
+    }
+  }
   for (const [, e] of tailEvents(indexSnapshot(s))) {
     if (oldest === undefined || e.created_at < oldest) oldest = e.created_at;
     if (newest === undefined || e.created_at > newest) newest = e.created_at;

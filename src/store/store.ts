@@ -9,6 +9,7 @@ import { join } from "node:path";
 import type { Database, RootDatabase } from "lmdb";
 import { open } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
+import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey } from "./keys.ts";
 import type { Removal } from "./removals.ts";
 import { removalValue } from "./removals.ts";
@@ -96,6 +97,20 @@ const MOVED_TO_DERIVED = [
   "api_meta",
 ];
 
+/**
+ * The REQ indexes as whole keys, before they were kept as duplicates of their prefix
+ * (index-db.ts): the index consumer of that version is rebuilt into the new databases.
+ */
+const OLD_INDEXES = ["pubkey", "kind", "pubkind", "tag", "time"];
+
+function dropOldIndexes(derived: RootDatabase): void {
+  const present = new Set(Array.from(derived.getKeys({}), String));
+  for (const name of OLD_INDEXES) {
+    if (!present.has(name)) continue;
+    derived.openDB({ name, keyEncoding: "binary", encoding: "binary" }).dropSync();
+  }
+}
+
 function dropMoved(env: RootDatabase): void {
   const present = new Set(Array.from(env.getKeys({}), String));
   for (const name of MOVED_TO_DERIVED) {
@@ -164,8 +179,10 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
     mapSize,
   });
   dropMoved(env);
+  dropOldIndexes(derived);
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
   const ddb = (name: string): BinDb => derived.openDB({ name, keyEncoding: "binary", encoding: "binary" });
+  const idx = (name: string): BinDb => derived.openDB({ name, ...INDEX_DB } as never) as BinDb;
   const events = db("events");
   const removals = db("removals");
   const s: Store = {
@@ -178,11 +195,11 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
       Buffer
     >,
     ids: db("ids"),
-    pubkey: ddb("pubkey"),
-    kind: ddb("kind"),
-    pubkind: ddb("pubkind"),
-    tag: ddb("tag"),
-    time: ddb("time"),
+    pubkey: idx("ix_pubkey"),
+    kind: idx("ix_kind"),
+    pubkind: idx("ix_pubkind"),
+    tag: idx("ix_tag"),
+    time: idx("ix_time"),
     replaceable: db("replaceable"),
     deleted: db("deleted"),
     deletedAddr: db("deleted_addr"),

@@ -6,6 +6,7 @@ import { openDerived } from "../../derived.ts";
 import type { CheckResult, Fix } from "../../store/check.ts";
 import { checkStore, problemCount } from "../../store/check.ts";
 import { markStale } from "../../store/consumer.ts";
+import { putEntry, removeEntry } from "../../store/index-db.ts";
 import { removeBySerial } from "../../store/lifecycle.ts";
 import { writeTxnSync } from "../../store/serials.ts";
 import type { Store } from "../../store/store.ts";
@@ -77,6 +78,8 @@ function repair(store: Store, r: CheckResult, rebuildIndexes: boolean): { fixed:
     for (const f of fixes) {
       if (f.op === "put" && f.env === "derived" && !rebuildIndexes) f.db.putSync(f.key, f.value);
       if (f.op === "remove" && f.env === "derived" && !rebuildIndexes) f.db.removeSync(f.key);
+      if (f.op === "putEntry" && !rebuildIndexes) putEntry(f.db, f.key);
+      if (f.op === "removeEntry" && !rebuildIndexes) removeEntry(f.db, f.key);
     }
   });
   for (const name of rebuilt) markStale(store, name);
