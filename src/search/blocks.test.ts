@@ -23,12 +23,14 @@ function postings(n: number, seed: number): Posting[] {
       tf: 1 + Math.floor(rnd() * 70_000) * (rnd() < 0.1 ? 1 : 0),
       length: Math.floor(rnd() * 2 ** 32),
       kind: Math.floor(rnd() * 65_536),
-      createdAt: Math.floor(rnd() * 2 ** 40),
+      // Mostly within days of each other, now and then further than a block's 32-bit offsets.
+      createdAt: 1_700_000_000 + Math.floor(rnd() * 1e6) + (rnd() < 0.01 ? 2 ** 33 : 0),
     };
   });
 }
 
-const capped = (ps: Posting[]): Posting[] => ps.map((p) => ({ ...p, tf: Math.min(p.tf, 0xffff) }));
+const capped = (ps: Posting[]): Posting[] =>
+  ps.map((p) => ({ ...p, tf: Math.min(p.tf, 0xffff), length: Math.min(p.length, 0xffff) }));
 
 describe("search blocks", () => {
   test("postings come back exactly, in order, whatever the gaps between serials", () => {
@@ -47,19 +49,23 @@ describe("search blocks", () => {
   });
 
   test("a head that is not full is continued; a full one is left as it is", () => {
-    const ps = postings(30, 5);
+    const ps = postings(30, 5).map((p, i) => ({ ...p, serial: 1 + 3 * i, createdAt: 1_700_000_000 + i }));
     const [head] = encodeBlocks(flat(ps.slice(0, 5)), 5, undefined, 400);
     const more = encodeBlocks(flat(ps.slice(5)), 30, { ...head!, header: readHeader(head!.bytes) }, 400);
     expect(more[0]!.firstSerial).toBe(head!.firstSerial);
     expect(all(more)).toEqual(capped(ps));
     expect(readHeader(more.at(-1)!.bytes).df).toBe(30);
 
-    const full = encodeBlocks(flat(ps.slice(0, 18)), 18, undefined, 400);
-    const last = full.at(-1)!;
-    const next = encodeBlocks(flat(ps.slice(18)), 30, { ...last, header: readHeader(last.bytes) }, 400);
-    const whole = readHeader(last.bytes).count === Math.floor((400 - 32) / 20);
-    expect(next[0]!.firstSerial === last.firstSerial).toBe(!whole);
-    expect(all([...full.slice(0, whole ? full.length : -1), ...next])).toEqual(capped(ps));
+    const perBlock = Math.floor((400 - 40) / 14);
+    for (const n of [perBlock, perBlock - 3]) {
+      const full = encodeBlocks(flat(ps.slice(0, n)), n, undefined, 400);
+      const last = full.at(-1)!;
+      const next = encodeBlocks(flat(ps.slice(n)), 30, { ...last, header: readHeader(last.bytes) }, 400);
+      const whole = readHeader(last.bytes).count === perBlock;
+      expect(whole).toBe(n === perBlock);
+      expect(next[0]!.firstSerial === last.firstSerial).toBe(!whole);
+      expect(all([...full.slice(0, whole ? full.length : -1), ...next])).toEqual(capped(ps));
+    }
   });
 
   test("postings too far from a head's base start a block of their own", () => {
@@ -67,6 +73,19 @@ describe("search blocks", () => {
     const [head] = encodeBlocks(flat(ps.slice(0, 3)), 3, undefined, 4000);
     const more = encodeBlocks(flat(ps.slice(3)), 6, { ...head!, header: readHeader(head!.bytes) }, 4000);
     expect(more.map((b) => b.firstSerial)).toEqual([ps[3]!.serial]);
+    expect(all([head!, ...more])).toEqual(capped(ps));
+  });
+
+  test("postings dated too far from a head's base time start a block of their own", () => {
+    const ps = postings(6, 13).map((p, i) => ({
+      ...p,
+      serial: i + 1,
+      createdAt:
+        i < 3 ? 3_000_000_000 + i : i === 3 ? 3_000_000_000 - 2 ** 31 - 1 : 3_000_000_000 + 2 ** 31 + i,
+    }));
+    const [head] = encodeBlocks(flat(ps.slice(0, 3)), 3, undefined, 4000);
+    const more = encodeBlocks(flat(ps.slice(3)), 6, { ...head!, header: readHeader(head!.bytes) }, 4000);
+    expect(more.map((b) => b.firstSerial)).toEqual([4, 5]);
     expect(all([head!, ...more])).toEqual(capped(ps));
   });
 

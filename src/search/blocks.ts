@@ -6,15 +6,19 @@
 //   search_gone    serial 8                                    → its tokens, NUL-separated
 //   search_meta    "stats"                                     → documents 8 | total length 8
 //
-//   block:  format 1 (=2) | count 4 | df 4 | last serial 8 | base serial 8 | 0 × 7   (32 bytes)
-//           then count postings as columns, each little-endian:
-//           created_at f64 × count | serial − base u32 × count | document length u32 × count |
-//           tf u16 × count | kind u16 × count
+//   block:  format 1 (=3) | count 4 | df 4 | last serial 8 | base serial 8 | base time 8 | 0 × 7
+//           (40 bytes), then count postings as columns, each little-endian:
+//           created_at − base time i32 × count | serial − base u32 × count |
+//           document length u16 × count | tf u16 × count | kind u16 × count      (14 bytes each)
 //     count        postings in this block
 //     df           documents containing the token over all its blocks; kept in its last block
 //     last serial  the block's highest serial (blocks are skipped without decoding)
 //     base serial  what the serial column counts from
+//     base time    what the created_at column counts from (the block's first posting's; a
+//                  posting more than 68 years away from it starts a block of its own)
 //
+// Format 2 kept created_at as f64 and the length as u32: 20 bytes a posting, the largest
+// derived database at a million events (362 MiB); 14 bytes hold the same.
 // Why columns of fixed width, where the first format packed varints: a search walks tens of
 // thousands of postings, and decoding five varints per posting to step past it was most of
 // its time. Here a step reads one u32; the other fields are read only for the documents that
@@ -22,7 +26,8 @@
 // 8-byte aligned, so a reader that copies a block to an aligned offset reads them through typed
 // arrays (little-endian, as are all the platforms Bun runs on). Postings are in serial order
 // within a block and blocks in serial order under a token; the first-serial in a key is a lower
-// bound of the block's serials (a purge may remove its first posting). A removed document
+// bound of the block's serials (a purge may remove its first posting). Document lengths are
+// capped at 65,535 tokens when a document is analysed, like tf. A removed document
 // leaves its postings in place, listed in search_gone (readers skip them) until a purge
 // rewrites the blocks that hold them, many removed documents at a time. A token is at most
 // MAX_TOKEN code points (≤ 160 UTF-8 bytes), so one length byte suffices, and the length prefix
@@ -30,15 +35,20 @@
 // analysed (fields.ts), on both the indexed and the not-yet-indexed path.
 import { readU64, serialKey } from "../store/keys.ts";
 
-export const FORMAT = 2;
-export const HEADER = 32;
+export const FORMAT = 3;
+export const HEADER = 40;
 /** bytes of one posting over the five columns */
-export const POSTING_BYTES = 20;
+export const POSTING_BYTES = 14;
 /** A block is closed once appending would take it past this many bytes. */
 export const BLOCK_BYTES = 4000;
 /** the largest serial − base a block holds */
 const MAX_OFFSET = 0xffffffff;
 export const MAX_TF = 0xffff;
+/** the longest document length a posting holds (longer ones are counted as this long) */
+export const MAX_LENGTH = 0xffff;
+/** created_at − base time must fit an i32 */
+const MIN_DT = -0x80000000;
+const MAX_DT = 0x7fffffff;
 
 export interface Posting {
   serial: number;
@@ -90,6 +100,9 @@ export function readHeader(v: Uint8Array): BlockHeader {
 /** The base serial of a block (its serial column counts from it). */
 export const readBase = (v: Uint8Array): number => readU64(v, 17);
 
+/** The base time of a block (its created_at column counts from it). */
+export const readBaseTime = (v: Uint8Array): number => readU64(v, 25);
+
 /** Where each column of a block of `count` postings starts, from the block's first byte. */
 export function columns(count: number): {
   time: number;
@@ -99,9 +112,9 @@ export function columns(count: number): {
   kind: number;
 } {
   const time = HEADER;
-  const serial = time + 8 * count;
+  const serial = time + 4 * count;
   const length = serial + 4 * count;
-  const tf = length + 4 * count;
+  const tf = length + 2 * count;
   return { time, serial, length, tf, kind: tf + 2 * count };
 }
 
@@ -109,18 +122,50 @@ export function columns(count: number): {
 export type FlatPostings = number[];
 export const POSTING_FIELDS = 5;
 
-/** Typed views of a block's columns (its bytes must start 8-byte aligned). */
+/** Typed views of a block's columns (its bytes must start 4-byte aligned). */
 function views(v: Uint8Array, n: number) {
   const c = columns(n);
   const buf = v.buffer;
   const at = v.byteOffset;
   return {
-    time: new Float64Array(buf, at + c.time, n),
+    time: new Int32Array(buf, at + c.time, n),
     serial: new Uint32Array(buf, at + c.serial, n),
-    length: new Uint32Array(buf, at + c.length, n),
+    length: new Uint16Array(buf, at + c.length, n),
     tf: new Uint16Array(buf, at + c.tf, n),
     kind: new Uint16Array(buf, at + c.kind, n),
   };
+}
+
+/** A new block's header: count, df, last serial, base serial and base time. */
+function header(b: Buffer, count: number, df: number, last: number, base: number, baseTime: number): void {
+  b[0] = FORMAT;
+  b.writeUInt32BE(count, 1);
+  b.writeUInt32BE(Math.max(0, Math.min(df, 0xffffffff)), 5);
+  serialKey(last).copy(b, 9);
+  serialKey(base).copy(b, 17);
+  serialKey(baseTime).copy(b, 25);
+}
+
+/** Whether the posting at `at` of `p` fits a block counting from `base` and `baseTime`. */
+function fits(p: FlatPostings, at: number, base: number, baseTime: number): boolean {
+  const dt = p[at + 4]! - baseTime;
+  return p[at]! - base <= MAX_OFFSET && dt >= MIN_DT && dt <= MAX_DT;
+}
+
+/** Writes posting `at` of `p` as row `i` of a block's columns. */
+function setRow(
+  col: ReturnType<typeof views>,
+  i: number,
+  p: FlatPostings,
+  at: number,
+  base: number,
+  baseTime: number,
+): void {
+  col.serial[i] = p[at]! - base;
+  col.tf[i] = Math.min(p[at + 1]!, MAX_TF);
+  col.length[i] = Math.min(p[at + 2]!, MAX_LENGTH);
+  col.kind[i] = p[at + 3]!;
+  col.time[i] = p[at + 4]! - baseTime;
 }
 
 /** One block of `n` postings taken from flat postings `p` at `from`. */
@@ -128,19 +173,10 @@ function encodeBlock(p: FlatPostings, from: number, n: number, df: number): Buff
   // A buffer of its own, so the columns are aligned for typed arrays.
   const b = Buffer.from(new ArrayBuffer(HEADER + n * POSTING_BYTES));
   const base = p[from]!;
-  b[0] = FORMAT;
-  b.writeUInt32BE(n, 1);
-  b.writeUInt32BE(Math.max(0, Math.min(df, 0xffffffff)), 5);
-  serialKey(p[from + (n - 1) * POSTING_FIELDS]!).copy(b, 9);
-  serialKey(base).copy(b, 17);
+  const baseTime = p[from + 4]!;
+  header(b, n, df, p[from + (n - 1) * POSTING_FIELDS]!, base, baseTime);
   const col = views(b, n);
-  for (let i = 0, at = from; i < n; i++, at += POSTING_FIELDS) {
-    col.serial[i] = p[at]! - base;
-    col.tf[i] = Math.min(p[at + 1]!, MAX_TF);
-    col.length[i] = p[at + 2]!;
-    col.kind[i] = p[at + 3]!;
-    col.time[i] = p[at + 4]!;
-  }
+  for (let i = 0, at = from; i < n; i++, at += POSTING_FIELDS) setRow(col, i, p, at, base, baseTime);
   return b;
 }
 
@@ -148,9 +184,10 @@ function encodeBlock(p: FlatPostings, from: number, n: number, df: number): Buff
 export function flatten(v: Uint8Array, out: FlatPostings = []): FlatPostings {
   const n = readHeader(v).count;
   const base = readBase(v);
-  const col = views(v.byteOffset % 8 === 0 ? v : v.slice(), n);
+  const baseTime = readBaseTime(v);
+  const col = views(v.byteOffset % 4 === 0 ? v : v.slice(), n);
   for (let i = 0; i < n; i++)
-    out.push(base + col.serial[i]!, col.tf[i]!, col.length[i]!, col.kind[i]!, col.time[i]!);
+    out.push(base + col.serial[i]!, col.tf[i]!, col.length[i]!, col.kind[i]!, baseTime + col.time[i]!);
   return out;
 }
 
@@ -175,14 +212,16 @@ export function encodeBlocks(
   if (head && head.header.count < perBlock) {
     const had = head.header.count;
     const base = readBase(head.bytes);
-    while (i < total && had + i < perBlock && postings[i * POSTING_FIELDS]! - base <= MAX_OFFSET) i++;
+    const baseTime = readBaseTime(head.bytes);
+    while (i < total && had + i < perBlock && fits(postings, i * POSTING_FIELDS, base, baseTime)) i++;
     if (i > 0)
       out.push({ firstSerial: head.firstSerial, bytes: extendBlock(head.bytes, had, base, postings, i, df) });
   }
   while (i < total) {
     const base = postings[i * POSTING_FIELDS]!;
+    const baseTime = postings[i * POSTING_FIELDS + 4]!;
     let n = 0;
-    while (i + n < total && n < perBlock && postings[(i + n) * POSTING_FIELDS]! - base <= MAX_OFFSET) n++;
+    while (i + n < total && n < perBlock && fits(postings, (i + n) * POSTING_FIELDS, base, baseTime)) n++;
     out.push({ firstSerial: base, bytes: encodeBlock(postings, i * POSTING_FIELDS, n, df) });
     i += n;
   }
@@ -204,25 +243,16 @@ function extendBlock(
 ): Buffer {
   const count = had + n;
   const b = Buffer.from(new ArrayBuffer(HEADER + count * POSTING_BYTES));
-  b[0] = FORMAT;
-  b.writeUInt32BE(count, 1);
-  b.writeUInt32BE(Math.max(0, Math.min(df, 0xffffffff)), 5);
-  serialKey(p[(n - 1) * POSTING_FIELDS]!).copy(b, 9);
-  serialKey(base).copy(b, 17);
+  const baseTime = readBaseTime(head);
+  header(b, count, df, p[(n - 1) * POSTING_FIELDS]!, base, baseTime);
   const col = views(b, count);
-  const old = views(head.byteOffset % 8 === 0 ? head : head.slice(), had);
+  const old = views(head.byteOffset % 4 === 0 ? head : head.slice(), had);
   col.time.set(old.time);
   col.serial.set(old.serial);
   col.length.set(old.length);
   col.tf.set(old.tf);
   col.kind.set(old.kind);
-  for (let i = 0, at = 0; i < n; i++, at += POSTING_FIELDS) {
-    col.serial[had + i] = p[at]! - base;
-    col.tf[had + i] = Math.min(p[at + 1]!, MAX_TF);
-    col.length[had + i] = p[at + 2]!;
-    col.kind[had + i] = p[at + 3]!;
-    col.time[had + i] = p[at + 4]!;
-  }
+  for (let i = 0, at = 0; i < n; i++, at += POSTING_FIELDS) setRow(col, had + i, p, at, base, baseTime);
   return b;
 }
 

@@ -21,6 +21,7 @@ import {
   encodeBlocks,
   filterBlock,
   keyFirstSerial,
+  MAX_LENGTH,
   MAX_TF,
   POSTING_FIELDS,
   readHeader,
@@ -49,7 +50,7 @@ export function analyze(e: NostrEvent): Doc | null {
   const terms = new Map<string, number>();
   // tf is capped where the blocks cap it, so the index and the views score a document alike.
   for (const t of tokens) terms.set(t, Math.min((terms.get(t) ?? 0) + 1, MAX_TF));
-  return { terms, length: tokens.length, kind: e.kind, createdAt: e.created_at };
+  return { terms, length: Math.min(tokens.length, MAX_LENGTH), kind: e.kind, createdAt: e.created_at };
 }
 
 /** Documents committed and not yet applied (`docs`), and applied ones since removed. */
@@ -74,7 +75,7 @@ export interface SearchSnapshot {
   goneSorted: Float64Array;
 }
 
-const BLOCK_FORMAT_VERSION = 2;
+const BLOCK_FORMAT_VERSION = 3;
 /** Removed documents whose postings are purged together once this many wait. */
 export const PURGE_AT = 4096;
 const SEP = "\u0000";

@@ -6,7 +6,16 @@
 // serial and searches inside a block by galloping. That is what makes intersecting a rare word
 // with a common one cheap.
 import type { Database } from "lmdb";
-import { blockKey, columns, HEADER, keyFirstSerial, readBase, readHeader, tokenBounds } from "./blocks.ts";
+import {
+  blockKey,
+  columns,
+  HEADER,
+  keyFirstSerial,
+  readBase,
+  readBaseTime,
+  readHeader,
+  tokenBounds,
+} from "./blocks.ts";
 
 /**
  * The blocks database read without a copy per value: `decode` hands out lmdb-js's own view of
@@ -25,7 +34,7 @@ export const VIEW_ENCODER = {
 /** A stream's copy of its current group of blocks, with typed views of the whole of it. */
 interface Arena {
   u8: Uint8Array;
-  f64: Float64Array;
+  i32: Int32Array;
   u32: Uint32Array;
   u16: Uint16Array;
 }
@@ -34,7 +43,7 @@ const arenaOf = (bytes: number): Arena => {
   const b = new ArrayBuffer(bytes);
   return {
     u8: new Uint8Array(b),
-    f64: new Float64Array(b),
+    i32: new Int32Array(b),
     u32: new Uint32Array(b),
     u16: new Uint16Array(b),
   };
@@ -66,6 +75,7 @@ export class PostingStream {
   private blkCount: number[] = [];
   private blkLast: number[] = [];
   private blkBase: number[] = [];
+  private blkBaseTime: number[] = [];
   private gi = 0;
   /** the current block: where its columns start (in elements of their views) */
   private timeAt = 0;
@@ -74,6 +84,7 @@ export class PostingStream {
   private tfAt = 0;
   private kindAt = 0;
   private base = 0;
+  private baseTime = 0;
   private n = 0;
   private i = 0;
   private last = -1;
@@ -90,13 +101,13 @@ export class PostingStream {
     return this.a.u16[this.tfAt + this.i]!;
   }
   get length(): number {
-    return this.a.u32[this.lengthAt + this.i]!;
+    return this.a.u16[this.lengthAt + this.i]!;
   }
   get kind(): number {
     return this.a.u16[this.kindAt + this.i]!;
   }
   get createdAt(): number {
-    return this.a.f64[this.timeAt + this.i]!;
+    return this.baseTime + this.a.i32[this.timeAt + this.i]!;
   }
 
   /** The next posting; false when there is none. */
@@ -185,12 +196,13 @@ export class PostingStream {
       if (this.blkLast[j]! < atLeast || n === 0) continue;
       const c = columns(n);
       const at = this.blkAt[j]!;
-      this.timeAt = (at + c.time) / 8;
+      this.timeAt = (at + c.time) / 4;
       this.serialAt = (at + c.serial) / 4;
-      this.lengthAt = (at + c.length) / 4;
+      this.lengthAt = (at + c.length) / 2;
       this.tfAt = (at + c.tf) / 2;
       this.kindAt = (at + c.kind) / 2;
       this.base = this.blkBase[j]!;
+      this.baseTime = this.blkBaseTime[j]!;
       this.n = n;
       this.i = 0;
       this.last = this.blkLast[j]!;
@@ -222,6 +234,7 @@ export class PostingStream {
   /** Reads the next group of blocks into the arena; false at the end of the token. */
   private read(): boolean {
     this.blkAt.length = this.blkCount.length = this.blkLast.length = this.blkBase.length = 0;
+    this.blkBaseTime.length = 0;
     this.gi = 0;
     if (this.exhausted) return false;
     let used = 0;
@@ -240,6 +253,7 @@ export class PostingStream {
       this.blkCount.push(v.length >= HEADER ? h.count : 0);
       this.blkLast.push(h.lastSerial);
       this.blkBase.push(readBase(v));
+      this.blkBaseTime.push(readBaseTime(v));
       used += (v.length + 7) & ~7;
       lastFirst = keyFirstSerial(key as Uint8Array);
     }
