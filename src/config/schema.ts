@@ -115,9 +115,12 @@ export const SCHEMA = {
     false,
     { min: 0 },
   ),
-  "consumers.maxBatch": i(10000, "derived indexes apply new events as soon as this many wait", false, {
-    min: 1,
-  }),
+  "consumers.maxBatch": i(
+    20000,
+    "derived indexes apply new events as soon as they weigh this much (an event counts one, plus one per tag)",
+    false,
+    { min: 1 },
+  ),
   "consumers.maxBacklog": i(
     20000,
     "events committed and not yet in the derived indexes, at most: past it the writer waits for them and ingest stops reading EVENTs from the sockets (0 = no bound)",
@@ -218,6 +221,12 @@ export const SCHEMA = {
     "return memory the allocator freed to the OS after this many ms (-1 = keep it for reuse; sets MIMALLOC_PURGE_DELAY)",
     false,
     { min: -1 },
+  ),
+  "process.gcRamMb": i(
+    256,
+    "memory JavaScriptCore sizes its heaps' growth for, in MiB (0 = the machine's; sets BUN_JSC_forceRAMSize): less collects garbage sooner",
+    false,
+    { min: 0 },
   ),
   "metrics.enabled": b(true, "serve Prometheus metrics over HTTP", true),
   "metrics.path": s("/metrics", "path of the metrics endpoint", true),

@@ -41,6 +41,8 @@ export class Gen {
   live = 0;
   /** stored JSON bytes of those events and of the removals (the backlog's bound counts them) */
   bytes = 0;
+  /** its events and their tags: how much a batch writes (runner.ts `batchWeight`) */
+  weight = 0;
   /** when the first item arrived (ms), for lag */
   firstAt = 0;
 
