@@ -126,6 +126,55 @@ describe("relay stream", () => {
     expect(eventsIn(remote)).toBe(2);
   }, 180_000);
 
+  test("every event arriving while the stream runs crosses, dated before its start or not, both ways and filtered", async () => {
+    const local = startTestRelay();
+    const remote = startTestRelay();
+    cleanup.push(
+      () => local.destroy(),
+      () => remote.destroy(),
+    );
+    // Kinds 1 and 7 published; only kind 1 is mirrored.
+    const s = stream([remote.url, "--local", local.url, "--dir", "both", "--filter", '{"kinds":[1]}']);
+    await s.err.waitFor((l) => l.includes("local ") && l.endsWith(": connected"), "the local side connected");
+    await s.err.waitFor((l) => l.includes("remote ") && l.endsWith(": connected"), "the remote connected");
+    const sk = newKey();
+    const t0 = Math.floor(Date.now() / 1000);
+    // Signed up to six seconds before they are sent, as clients that sign first and send later do.
+    const make = (where: string, n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        signed(sk, { kind: i % 4 === 3 ? 7 : 1, content: `${where} ${i}`, created_at: t0 - (i % 7) }),
+      );
+    const down = make("published there", 100);
+    const up = make("published here", 100);
+    const there = await RawClient.connect(remote.url);
+    const here = await RawClient.connect(local.url);
+    for (const e of down) expect((await there.publish(e))[2]).toBe(true);
+    for (const e of up) expect((await here.publish(e))[2]).toBe(true);
+    const notes = <E extends { kind: number }>(l: E[]) => l.filter((e) => e.kind === 1);
+    const want = [
+      ...notes(down).map((e) => `down ${e.id} ok`),
+      ...notes(up).map((e) => `up ${e.id} ok`),
+    ].sort();
+    await until(() => s.out.lines.filter((l) => l !== "").length >= want.length, "every note crossed");
+    await Bun.sleep(300);
+    s.p.kill("SIGTERM");
+    expect(await s.p.exited).toBe(0);
+    expect(s.out.lines.filter((l) => l !== "").sort()).toEqual(want);
+    const kinds = async (r: TestRelay) => {
+      const c = await RawClient.connect(r.url);
+      try {
+        return (await c.req("all", { limit: 1000 })).length;
+      } finally {
+        c.close();
+      }
+    };
+    // Each side: its own 100, and the other's 75 notes.
+    expect(await kinds(local)).toBe(175);
+    expect(await kinds(remote)).toBe(175);
+    here.close();
+    there.close();
+  }, 60_000);
+
   test("--dir down mirrors nothing up", async () => {
     const local = startTestRelay();
     const remote = startTestRelay();

@@ -30,6 +30,8 @@ export interface Applier {
   readonly broken?: boolean;
   /** its thread's JavaScript heap, when it has a thread of its own */
   readonly heap?: { size: number; capacity: number };
+  /** where its thread's time went, when it has one (ms by step, summed) */
+  readonly took?: Timings;
 }
 
 /**
@@ -55,26 +57,41 @@ export async function applyShares(
   g: GenPayload,
   ready: readonly ReturnType<Share>[],
   sync: boolean,
+  took: Timings = {},
 ): Promise<void> {
   const mark = (c: Consumer) =>
     writeWatermark(s, c.name, { version: c.version, gen: g.n, serial: g.maxSerial, removal: g.maxSeq });
+  const applyOne = (c: Consumer, i: number): unknown => {
+    const t = performance.now();
+    c.apply(s, ready[i]!.adds, ready[i]!.removes);
+    const w = mark(c);
+    addTime(took, `${c.name}.apply`, t);
+    return w;
+  };
   const inTxn = () =>
     consumers.forEach((c, i) => {
-      if (c.writesOnly) return;
-      c.apply(s, ready[i]!.adds, ready[i]!.removes);
-      mark(c);
+      if (!c.writesOnly) applyOne(c, i);
     });
+  let t = performance.now();
   if (consumers.some((c) => !c.writesOnly)) {
     if (sync) s.derived.transactionSync(inTxn);
     else await s.derived.transaction(inTxn);
   }
+  addTime(took, "transaction", t);
   let last: unknown;
   consumers.forEach((c, i) => {
-    if (!c.writesOnly) return;
-    c.apply(s, ready[i]!.adds, ready[i]!.removes);
-    last = mark(c);
+    if (c.writesOnly) last = applyOne(c, i);
   });
+  t = performance.now();
   await last;
+  addTime(took, "async commit", t);
+}
+
+/** Milliseconds a batch spent in each step, by name (`<consumer>.prepare`, `<consumer>.apply`…). */
+export type Timings = Record<string, number>;
+
+export function addTime(took: Timings, step: string, since: number): void {
+  took[step] = (took[step] ?? 0) + performance.now() - since;
 }
 
 const notNull = (d: Derived<unknown>): boolean => d.p !== null;
@@ -98,6 +115,8 @@ const CLOSE_WAIT_MS = 5000;
 /** Replies of the consumers' thread: the generation applied, or why it was not. */
 export interface Applied {
   n: number;
+  /** where the batch's time went, in ms by step */
+  took?: Timings;
   /** the thread's JavaScript heap after the batch (bytes in use, and reserved) */
   heap?: { size: number; capacity: number };
   error?: string;
@@ -116,6 +135,8 @@ export class ThreadApplier implements Applier {
   broken = false;
   /** the thread's JavaScript heap as of its last batch (/metrics) */
   heap = { size: 0, capacity: 0 };
+  /** milliseconds the thread spent in each step since start, summed over batches (/metrics) */
+  readonly took: Timings = {};
   /** resolves a stop's wait once the thread has closed its handles (or failed) */
   private closed: (() => void) | undefined;
 
@@ -131,6 +152,7 @@ export class ThreadApplier implements Applier {
         return;
       }
       if (m.heap) this.heap = m.heap;
+      if (m.took) for (const [k, ms] of Object.entries(m.took)) this.took[k] = (this.took[k] ?? 0) + ms;
       const w = this.waiting.get(m.n);
       if (!w) return;
       this.waiting.delete(m.n);

@@ -385,6 +385,11 @@ export class ConsumerRunner {
     return n;
   }
 
+  /** Where the consumers' thread's time went since start (ms by step), if they have a thread. */
+  threadTimings(): Readonly<Record<string, number>> | undefined {
+    return this.applier.took;
+  }
+
   /** The consumers' thread's JavaScript heap as of its last batch, if they have a thread. */
   threadHeap(): { size: number; capacity: number } | undefined {
     return this.applier.heap;

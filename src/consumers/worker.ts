@@ -13,7 +13,7 @@ import { readU64, serialKey } from "../store/keys.ts";
 import { removalsAfter } from "../store/removals.ts";
 import { closeStore, DERIVED_DIR, openStore } from "../store/store.ts";
 import type { Applied, GenPayload } from "./apply.ts";
-import { applyShares, shares } from "./apply.ts";
+import { addTime, applyShares, shares, type Timings } from "./apply.ts";
 
 guardCommitRejections();
 const { path, names, mapSizeGb } = workerData as { path: string; names: string[]; mapSizeGb?: number };
@@ -46,27 +46,35 @@ parentPort?.on("message", async (g: GenPayload | { close: true }) => {
     parentPort?.postMessage({ closed: true });
     return;
   }
-  let reply: Applied = { n: g.n };
+  const took: Timings = {};
+  let reply: Applied = { n: g.n, took };
   try {
     // A fresh snapshot of the log: lmdb-js keeps a thread's read transaction until a timer
     // resets it, and this generation's events were committed after the last one was taken.
     store.env.resetReadTxn();
+    let t = performance.now();
     const adds = Array.from(g.adds, (serial): [number, NostrEvent] => [serial, added(serial, g.maxSeq)]);
     const removes = Array.from(g.removes, removed);
+    addTime(took, "read", t);
     const ready = shares(consumers, (i) => {
       const c = consumers[i]!;
-      return {
+      t = performance.now();
+      const share = {
         adds: adds.map(([serial, e]) => ({ serial, p: c.prepare(e) })),
         removes: removes.map(([serial, e]) => ({ serial, p: c.prepare(e) })),
       };
+      addTime(took, `${c.name}.prepare`, t);
+      return share;
     });
-    await applyShares(store, consumers, g, ready, true);
+    await applyShares(store, consumers, g, ready, true, took);
   } catch (e) {
     // A full disk: the runner keeps the generation and sends it again.
     const cause = await commitCause(e);
     reply = { n: g.n, error: cause.message, full: fullReason(cause, join(path, DERIVED_DIR)) };
   }
+  const t = performance.now();
   collect(g.adds.length);
+  addTime(took, "gc", t);
   const h = heapStats();
   reply.heap = { size: h.heapSize, capacity: h.heapCapacity };
   parentPort?.postMessage(reply);

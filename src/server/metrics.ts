@@ -222,6 +222,14 @@ export function renderMetrics(ctx: RelayContext): string {
     "Time the writer spent waiting for the derived indexes' backlog.",
     [[{}, runner.waitedMs / 1000]],
   );
+  const took = runner.threadTimings();
+  if (took)
+    x.metric(
+      "relay_consumer_thread_seconds_total",
+      "counter",
+      "Time the consumers' thread spent, by step: reading the log, each index's prepare and apply, the transaction, the asynchronous commit, collections.",
+      Object.entries(took).map(([step, ms]) => [{ step }, ms / 1000]),
+    );
   const pending = ctx.pending;
   x.metric("relay_ingest_pending_events", "gauge", "EVENTs read from clients and not yet answered.", [
     [{}, pending.events],

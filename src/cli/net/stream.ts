@@ -1,8 +1,10 @@
 // `relay stream URL`: mirrors new events live between a remote relay and the local one (by its
-// URL), in either direction or both. Each side is one subscription to live events; what one
-// side sends is published to the other and remembered by id, so an event coming back (the
-// mirror's own publication, echoed by the target's subscription) is never sent again. A side
-// that drops is reconnected with backoff and resubscribed from a little before the drop.
+// URL), in either direction or both. Each side is one subscription to live events (`limit: 0`,
+// no `since`: a relay sends a live subscription every matching event that arrives, whatever its
+// created_at, and clients sign before they send); what one side sends is published to the other
+// and remembered by id, so an event coming back (the mirror's own publication, echoed by the
+// target's subscription) is never sent again. A side that drops is reconnected with backoff,
+// subscribed live again, and asked once for what it stored since well before the drop.
 import type { Filter } from "../../nostr/filter.ts";
 import { UsageError } from "../args.ts";
 import { commandArgs, filterFromFlags } from "../command-args.ts";
@@ -21,11 +23,13 @@ Mirrors new events live between the relay at URL (the remote) and the local rela
   --dir up      events published to the local relay are published to the remote
   --dir both    both ways; an event is never sent back to the side it came from
 
-Only events arriving after the start are mirrored (use 'relay sync' for what is stored). Each
-is published with EVENT and the answer printed on stdout, one line each: 'down|up <id> ok' or
-'down|up <id> refused: <reason>'. A dropped connection is retried with backoff (1 s doubling
-to 60 s) and resubscribed from a minute before the drop, so nothing published meanwhile is
-missed; repeats are recognised by id. Events waiting for a side that is down are queued
+Every event arriving after the start is mirrored, whatever its created_at (use 'relay sync' for
+what is stored). Each is published with EVENT and the answer printed on stdout, one line each:
+'down|up <id> ok' or 'down|up <id> refused: <reason>'. A dropped connection is retried with
+backoff (1 s doubling to 60 s); once back, the side is subscribed live again and asked for what
+it stored with a created_at from ten minutes before the drop on, so nothing published meanwhile
+is missed (an event signed more than ten minutes before it was sent during the drop is the one
+exception); repeats are recognised by id. Events waiting for a side that is down are queued
 (at most 10,000; older ones are dropped with a message).
 
   --filter JSON   mirror only events matching this NIP-01 filter
@@ -40,8 +44,15 @@ const REMEMBER = 200_000;
 /** Events queued for a side that is down. */
 const QUEUE = 10_000;
 const MAX_BACKOFF_MS = 60_000;
-/** Resubscribing after a drop starts this long before it (created_at is the author's clock). */
-const OVERLAP_S = 60;
+/**
+ * The catch-up after a drop asks for events from this long before it: created_at is the author's
+ * clock, and an event signed a while before it was sent (a NIP-07 prompt, a client's queue, a
+ * rebroadcast) arrives dated before the moment it was published.
+ */
+const OVERLAP_S = 600;
+/** Subscription ids: the live one, and the catch-up after a drop. */
+const LIVE = "mirror";
+const CATCH_UP = "catchup";
 
 type Name = "remote" | "local";
 
@@ -52,7 +63,10 @@ class Side {
   /** events sent on the current connection awaiting their OK */
   private inflight = new Map<string, Record<string, unknown>>();
   private retried = new Set<string>();
-  private since: number;
+  /** after a drop: created_at from which the next connection catches up; none at the start */
+  private since: number | undefined;
+  /** the catch-up page open: its `until` (undefined: the newest), events in it, and the oldest */
+  private page: { until: number | undefined; got: number; fresh: number; oldest: number } | undefined;
   stopped = false;
   private wake: (() => void) | undefined;
 
@@ -65,10 +79,10 @@ class Side {
     private readonly secret: Uint8Array | undefined,
     private readonly onEvent: (from: Side, e: Record<string, unknown>) => void,
     private readonly onOk: (to: Side, id: string, ok: boolean, message: string) => void,
+    /** whether an event id was mirrored already */
+    private readonly knows: (id: string) => boolean,
     private readonly log: (s: string) => void,
-  ) {
-    this.since = Math.floor(Date.now() / 1000);
-  }
+  ) {}
 
   /** Keeps the connection up until stopped. */
   async run(): Promise<void> {
@@ -101,8 +115,10 @@ class Side {
     this.remote = r;
     const closed = new Promise<string>((resolve) => {
       r.onFrame((f) => {
-        if (f[0] === "EVENT" && f[1] === "mirror" && typeof f[2] === "object" && f[2] !== null)
-          this.onEvent(this, f[2] as Record<string, unknown>);
+        const body = f[0] === "EVENT" && typeof f[2] === "object" && f[2] !== null;
+        if (body && f[1] === LIVE) this.onEvent(this, f[2] as Record<string, unknown>);
+        else if (body && f[1] === CATCH_UP) this.caughtUp(f[2] as Record<string, unknown>);
+        else if (f[0] === "EOSE" && f[1] === CATCH_UP) this.pageDone();
         else if (f[0] === "OK" && typeof f[1] === "string") {
           const e = this.inflight.get(f[1]);
           this.inflight.delete(f[1]);
@@ -114,16 +130,22 @@ class Side {
             this.retried.delete(f[1]);
             this.onOk(this, f[1], f[2] === true, String(f[3] ?? ""));
           }
-        } else if (f[0] === "CLOSED" && f[1] === "mirror") {
+        } else if (f[0] === "CLOSED" && f[1] === LIVE) {
           if (wantsAuth(f[2])) void this.authThen(() => this.subscribe());
           else resolve(`subscription closed: ${String(f[2])}`);
+        } else if (f[0] === "CLOSED" && f[1] === CATCH_UP) {
+          if (wantsAuth(f[2])) void this.authThen(() => this.catchUp());
+          else this.log(`${this.name}: catch-up refused: ${String(f[2])}`);
         }
       });
       // The pump rejects waiters when the socket closes; one waiter that never matches hears it.
       r.next(() => false, 2 ** 31 - 1).catch((e: Error) => resolve(e.message));
     });
     this.log(`${this.name} ${this.url.href}: connected`);
-    if (this.source) this.subscribe();
+    if (this.source) {
+      this.subscribe();
+      this.catchUp();
+    }
     // What was sent on the last connection without an answer goes again, then what waited.
     const again = [...this.inflight.values(), ...this.queue.splice(0)];
     this.inflight.clear();
@@ -131,16 +153,50 @@ class Side {
     const reason = await closed;
     this.remote = undefined;
     r.close();
-    this.since = Math.floor(Date.now() / 1000) - OVERLAP_S;
+    // A catch-up that did not finish keeps its start: nothing after it was seen for sure.
+    this.since ??= Math.floor(Date.now() / 1000) - OVERLAP_S;
     return { connected: true, reason };
   }
 
+  /** Every matching event that arrives from now on (none stored), whatever its created_at. */
   private subscribe(): void {
-    this.remote?.send([
-      "REQ",
-      "mirror",
-      { ...wire(this.filter), since: Math.max(this.since, this.filter.since ?? 0) },
-    ]);
+    this.remote?.send(["REQ", LIVE, { ...wire(this.filter), limit: 0 }]);
+  }
+
+  /**
+   * After a drop: what was stored since a while before it, newest first, a page at a time (a
+   * relay answers at most its own limit per REQ): each next page ends at the oldest created_at
+   * of the last one. Repeats are recognised by id.
+   */
+  private catchUp(until?: number): void {
+    if (this.since === undefined) return;
+    const { limit: _, ...f } = wire(this.filter);
+    const since = Math.max(this.since, this.filter.since ?? 0);
+    this.page = { until, got: 0, fresh: 0, oldest: Number.MAX_SAFE_INTEGER };
+    this.remote?.send(["REQ", CATCH_UP, until === undefined ? { ...f, since } : { ...f, since, until }]);
+  }
+
+  private caughtUp(e: Record<string, unknown>): void {
+    const p = this.page;
+    if (p) {
+      p.got++;
+      if (typeof e.created_at === "number" && e.created_at < p.oldest) p.oldest = e.created_at;
+      if (!this.knows(String(e.id))) p.fresh++;
+    }
+    this.onEvent(this, e);
+  }
+
+  /** A catch-up page ended: ask for the next one, or the catch-up is done. */
+  private pageDone(): void {
+    this.remote?.send(["CLOSE", CATCH_UP]);
+    const p = this.page;
+    this.page = undefined;
+    // An empty page, one with nothing new, or one stuck on a single second ends the catch-up.
+    if (!p || p.got === 0 || p.fresh === 0 || p.oldest === p.until) {
+      this.since = undefined;
+      return;
+    }
+    this.catchUp(p.oldest);
   }
 
   private async authThen(next: () => void): Promise<void> {
@@ -227,8 +283,9 @@ export async function run(argv: string[]): Promise<number> {
     };
     const down = dir !== "up";
     const up = dir !== "down";
-    sides.remote = new Side("remote", remoteUrl, filter, down, secret, onEvent, onOk, log);
-    sides.local = new Side("local", localUrl, filter, up, secret, onEvent, onOk, log);
+    const knows = (id: string) => seen.has(id);
+    sides.remote = new Side("remote", remoteUrl, filter, down, secret, onEvent, onOk, knows, log);
+    sides.local = new Side("local", localUrl, filter, up, secret, onEvent, onOk, knows, log);
     let stop: () => void = () => {};
     const stopped = new Promise<void>((resolve) => {
       stop = resolve;
