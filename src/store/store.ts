@@ -157,6 +157,8 @@ export function replayStored(
 export interface StoreOptions {
   /** size of each environment's memory map in GiB (store.mapSizeGb) */
   mapSizeGb?: number;
+  /** let the kernel read ahead around each page fault (default false: MDB_NORDAHEAD) */
+  readAhead?: boolean;
 }
 
 /** The default of store.mapSizeGb. */
@@ -170,14 +172,21 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   // noSubdir: false, or lmdb-js takes a path with a dot in its last part (tmp.XYZ, data.v2) for
   // a file name and fails on an existing directory or creates a file instead of a directory.
   const mapSize = (o.mapSizeGb ?? DEFAULT_MAP_SIZE_GB) * 2 ** 30;
-  const env = open({ path, maxDbs: 32, compression: false, noSubdir: false, mapSize });
+  // No read-ahead (MDB_NORDAHEAD): index updates and reads touch pages all over the files, and
+  // each page fault read up to 128 KiB around the page. Once the data outgrew the page cache
+  // (a million events in a 1 GiB cgroup) that read 1 GB/s from disk to write a few MB/s,
+  // evicting the pages the next batch needed.
+  const noReadAhead = !(o.readAhead ?? false);
+  // `noReadAhead` is an lmdb-js option its types do not declare.
+  const env = open({ path, maxDbs: 32, compression: false, noSubdir: false, mapSize, noReadAhead } as never);
   const derived = open({
     path: join(path, DERIVED_DIR),
     maxDbs: 32,
     compression: false,
     noSubdir: false,
     mapSize,
-  });
+    noReadAhead,
+  } as never) as RootDatabase;
   dropMoved(env);
   dropOldIndexes(derived);
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
