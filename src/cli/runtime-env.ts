@@ -21,11 +21,13 @@
 // 172 -> 167 µs). It only delays compiling: a long-running relay ends with the same code.
 import type { Config } from "../config/schema.ts";
 
-// BUN_JSC_forceRAMSize: JavaScriptCore lets a heap grow in proportion to the machine's memory
-// before it collects: on this 24 GiB machine the main thread's heap swung between 80 and 325 MB
-// for ~60 MB live during a million-event ingest, and each worker's heap grew the same way. Told
-// the machine has 256 MiB (`process.gcRamMb`), it collects sooner: the relay's anonymous memory
-// during that ingest fell from 500-770 to 350-450 MiB (docs/performance.md).
+// BUN_JSC_forceRAMSize (`process.gcRamMb`, unset by default): JavaScriptCore lets a heap grow in
+// proportion to the memory it sees (the machine's, or its memory cgroup's) before collecting. On
+// a 24 GiB machine the main thread's heap swung between 80 and 325 MB for ~60 MB live during a
+// million-event ingest; told 256 MiB, the relay's peak anonymous memory fell from ~900 to ~550
+// MiB, for 10-15% less throughput (more collections). In a 1 GiB cgroup JavaScriptCore already
+// sizes its heaps for the cgroup: 3,312 events/s sustained and 619 MiB peak at its default,
+// 3,187 and 514 at 256 MiB (docs/performance.md).
 const PURGE = "MIMALLOC_PURGE_DELAY";
 const RAM = "BUN_JSC_forceRAMSize";
 const FTL = "BUN_JSC_thresholdForFTLOptimizeAfterWarmUp";

@@ -223,8 +223,8 @@ export const SCHEMA = {
     { min: -1 },
   ),
   "process.gcRamMb": i(
-    256,
-    "memory JavaScriptCore sizes its heaps' growth for, in MiB (0 = the machine's; sets BUN_JSC_forceRAMSize): less collects garbage sooner",
+    0,
+    "memory JavaScriptCore sizes its heaps' growth for, in MiB (0 = what the machine or its memory cgroup has; sets BUN_JSC_forceRAMSize): less collects sooner, for more CPU",
     false,
     { min: 0 },
   ),
