@@ -9,6 +9,7 @@ import { reloadConfig } from "../config/reload.ts";
 import { watchConfigFile } from "../config/watch.ts";
 import { configureLog, log } from "../log.ts";
 import { startRelay } from "../relay.ts";
+import { chooseMapSize } from "../store/map-size.ts";
 import { parseArgs } from "./args.ts";
 import { tuneRuntime } from "./runtime-env.ts";
 
@@ -56,6 +57,7 @@ export async function run(argv: string[]): Promise<number> {
     pid: process.pid,
     config: file ?? "none",
     data: c.data,
+    mapSize: chooseMapSize(c["store.mapSizeGb"]).how,
     verify: relay.ctx.verifyPool.reason,
     search: c["search.enabled"],
     api: c["api.enabled"],

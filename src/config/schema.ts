@@ -90,10 +90,9 @@ export const SCHEMA = {
   ),
   "writer.maxPendingMb": i(16, "their bytes, at most, in MiB", false, { min: 1 }),
   "store.mapSizeGb": i(
-    1024,
-    "LMDB memory map reserved for each environment at start, in GiB (address space, not memory or disk); lmdb-js maps a larger one when the data outgrows it",
+    0,
+    "LMDB memory map reserved for each environment at start, in GiB (address space, not memory or disk); 0 sizes it from the address space the machine offers, up to 1024, and says so at start-up; lmdb-js maps a larger one when the data outgrows it",
     false,
-    { min: 1 },
   ),
   "store.releasePagesSeconds": i(
     10,

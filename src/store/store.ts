@@ -11,6 +11,7 @@ import { open } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
 import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey } from "./keys.ts";
+import { chooseMapSize } from "./map-size.ts";
 import type { Removal } from "./removals.ts";
 import { removalValue } from "./removals.ts";
 import { readHighWater } from "./serials.ts";
@@ -155,23 +156,21 @@ export function replayStored(
 }
 
 export interface StoreOptions {
-  /** size of each environment's memory map in GiB (store.mapSizeGb) */
+  /** size of each environment's memory map in GiB (store.mapSizeGb; 0 or absent: map-size.ts) */
   mapSizeGb?: number;
   /** let the kernel read ahead around each page fault (default false: MDB_NORDAHEAD) */
   readAhead?: boolean;
 }
 
-/** The default of store.mapSizeGb. */
-export const DEFAULT_MAP_SIZE_GB = 1024;
-
 export function openStore(path: string, o: StoreOptions = {}): Store {
   // One memory map of a fixed size, reserved once: lmdb-js otherwise starts with a small map and
   // maps the file again each time it grows, and the old maps stay resident (measured: 340 MiB of
   // file-backed RSS for 130 MB of data files after the 50k-event ingest, 185 MiB with one map).
-  // The size is address space, not memory or disk; the files grow with the data.
+  // The size is address space, not memory or disk; the files grow with the data. By default it
+  // is sized from the address space this machine offers (map-size.ts).
   // noSubdir: false, or lmdb-js takes a path with a dot in its last part (tmp.XYZ, data.v2) for
   // a file name and fails on an existing directory or creates a file instead of a directory.
-  const mapSize = (o.mapSizeGb ?? DEFAULT_MAP_SIZE_GB) * 2 ** 30;
+  const mapSize = chooseMapSize(o.mapSizeGb).gb * 2 ** 30;
   // No read-ahead (MDB_NORDAHEAD): index updates and reads touch pages all over the files, and
   // each page fault read up to 128 KiB around the page. Once the data outgrew the page cache
   // (a million events in a 1 GiB cgroup) that read 1 GB/s from disk to write a few MB/s,

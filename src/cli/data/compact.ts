@@ -5,6 +5,7 @@
 // search, counters) is not copied: the relay builds it from the copy.
 
 import { compactCopy } from "../../store/copy.ts";
+import { chooseMapSize } from "../../store/map-size.ts";
 import { commandArgs } from "../command-args.ts";
 import { fmtBytes, fmtInt, guarded } from "../output.ts";
 import { dataFileSize } from "./open-store.ts";
@@ -44,7 +45,7 @@ export async function run(argv: string[]): Promise<number> {
     const r = await stagedCopy(
       config,
       positional[0],
-      (env, staging) => compactCopy(env, staging, config["store.mapSizeGb"] * 2 ** 30),
+      (env, staging) => compactCopy(env, staging, chooseMapSize(config["store.mapSizeGb"]).gb * 2 ** 30),
       (copy, before, problems) => {
         // Every database holds exactly the snapshot's entries, and the per-event ones agree.
         const got = counts(databaseStats(copy.env));
