@@ -1,6 +1,7 @@
 // Runtime settings that must be in the environment before the process starts: `relay serve`
 // executes itself again, same pid and arguments, with them set. A variable already in the
-// environment is left as it is, so an operator can override either.
+// environment is left as it is, so an operator can override either. Under an emulator the
+// process does not execute itself again and runs without them (runByAnotherProgram).
 //
 // MIMALLOC_PURGE_DELAY: Bun's mimalloc returns freed memory to the OS 100 ms after it is freed;
 // at ingest rates the relay frees and allocates again continuously, and returning memory that
@@ -19,6 +20,7 @@
 // hot (a search's posting walk gets there as fast: 0.88 ms a search either way): 6-7 µs of JIT
 // per event, and the relay's CPU per event lower in five alternating pairs out of five (median
 // 172 -> 167 µs). It only delays compiling: a long-running relay ends with the same code.
+import { statSync } from "node:fs";
 import type { Config } from "../config/schema.ts";
 
 // BUN_JSC_forceRAMSize (`process.gcRamMb`, unset by default): JavaScriptCore lets a heap grow in
@@ -33,17 +35,51 @@ const RAM = "BUN_JSC_forceRAMSize";
 const FTL = "BUN_JSC_thresholdForFTLOptimizeAfterWarmUp";
 const FTL_THRESHOLD = "1000000";
 
-/** Re-executes the process with the runtime settings it lacks; returns only when it does not. */
-export function tuneRuntime(config: Config): void {
-  if (process.platform !== "linux" || typeof process.execve !== "function") return;
+/**
+ * Re-executes the process with the runtime settings it lacks; returns only when it does not,
+ * saying why for the start-up line. Bun reads them before any JavaScript runs and offers no way
+ * to set them later, so where the process cannot execute itself again the relay runs without
+ * them (only slower, or with more memory kept).
+ */
+export function tuneRuntime(config: Config): string {
   const missing: Record<string, string> = {};
   if (process.env[PURGE] === undefined) missing[PURGE] = String(config["process.allocatorPurgeMs"]);
   if (process.env[FTL] === undefined) missing[FTL] = FTL_THRESHOLD;
   if (process.env[RAM] === undefined && config["process.gcRamMb"] > 0)
     missing[RAM] = String(config["process.gcRamMb"] * 2 ** 20);
-  if (Object.keys(missing).length === 0) return;
+  const names = Object.keys(missing);
+  if (names.length === 0) return "settings from the environment";
+  const without = `without ${names.join(", ")}`;
+  if (process.platform !== "linux" || typeof process.execve !== "function")
+    return `${without} (this platform cannot execute the process again)`;
+  const emulator = runByAnotherProgram();
+  if (emulator) return `${without} (${emulator})`;
   // A compiled binary's argv[1] is its embedded entry point, not an argument.
   const compiled = process.argv[1]?.startsWith("/$bunfs/") === true;
   const args = [process.execPath, ...process.argv.slice(compiled ? 2 : 1)];
-  process.execve(process.execPath, args, { ...process.env, ...missing });
+  try {
+    process.execve(process.execPath, args, { ...process.env, ...missing });
+  } catch (e) {
+    return `${without} (executing ${process.execPath} again failed: ${(e as Error).message})`;
+  }
+  return without; // not reached: execve replaces the process
+}
+
+/**
+ * Why executing process.execPath would not run this program as it runs now, if it would not:
+ * under qemu-user (started as `qemu-aarch64 relay`, or through binfmt_misc) the kernel runs the
+ * emulator, which reports the emulated program as the executable; executing that directly
+ * fails for another architecture (ENOEXEC) and leaves the emulation for this one (losing, say,
+ * `-cpu Nehalem`). The kernel's own view is /proc/self/exe followed by stat, which qemu does not
+ * intercept (it does readlink and open of it).
+ */
+function runByAnotherProgram(): string | undefined {
+  try {
+    const real = statSync("/proc/self/exe");
+    const self = statSync(process.execPath);
+    if (real.dev === self.dev && real.ino === self.ino) return undefined;
+  } catch {
+    return undefined;
+  }
+  return `run by an emulator such as qemu-user, which executing ${process.execPath} again would leave or fail`;
 }

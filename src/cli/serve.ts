@@ -24,7 +24,7 @@ export async function run(argv: string[]): Promise<number> {
   const { config: file, ...rest } = flags;
   const sources: Sources = { file, env: process.env, flags: rest };
   const config = loadConfig(sources);
-  tuneRuntime(config);
+  const runtime = tuneRuntime(config);
   const relay = startRelay(config);
   const shutdown = async (signal: string) => {
     log.info("stopping, flushing writes", { signal });
@@ -58,6 +58,7 @@ export async function run(argv: string[]): Promise<number> {
     config: file ?? "none",
     data: c.data,
     mapSize: chooseMapSize(c["store.mapSizeGb"]).how,
+    runtime,
     verify: relay.ctx.verifyPool.reason,
     search: c["search.enabled"],
     api: c["api.enabled"],
