@@ -69,29 +69,39 @@ export interface ResolvedAddon {
   from: string;
 }
 
+/** Platform packages fetched for the build (scripts/npm-platform-package.ts): name → directory. */
+export type FetchedPackages = Record<string, string>;
+
 /**
  * Finds `<scope>/<name>-<platform>-<arch>` as seen from the parent package's directory (nested or
- * hoisted), checks its version equals the parent's, and picks the addon file. Throws an error that
- * says how to fetch the package when it is missing.
+ * hoisted), or among the packages fetched for the build, checks its version equals the parent's,
+ * and picks the addon file. Throws when it is in neither place.
  */
-export function resolveAddon(parentDir: string, platformPkg: string, target: AddonTarget): ResolvedAddon {
+export function resolveAddon(
+  parentDir: string,
+  platformPkg: string,
+  target: AddonTarget,
+  fetched: FetchedPackages = {},
+): ResolvedAddon {
   const parent = JSON.parse(readFileSync(join(parentDir, "package.json"), "utf8")) as {
     name: string;
     version: string;
   };
-  const fetch = `npm install --no-save --force ${platformPkg}@${parent.version}`;
   let pkgDir: string;
   try {
     pkgDir = dirname(realpathSync(Bun.resolveSync(`${platformPkg}/package.json`, parentDir)));
   } catch {
-    throw new Error(
-      `${parent.name}: ${platformPkg} is not installed, so its native addon cannot be embedded.\n  Fetch it with: ${fetch}`,
-    );
+    const dir = fetched[platformPkg];
+    if (!dir)
+      throw new Error(
+        `${parent.name}: ${platformPkg} is neither installed nor fetched, so its native addon cannot be embedded`,
+      );
+    pkgDir = dir;
   }
   const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8")) as { version: string };
   if (pkg.version !== parent.version)
     throw new Error(
-      `${parent.name}@${parent.version} needs ${platformPkg}@${parent.version}, found ${pkg.version} in ${pkgDir}.\n  Fetch it with: ${fetch}`,
+      `${parent.name}@${parent.version} needs ${platformPkg}@${parent.version}, found ${pkg.version} in ${pkgDir}; remove it (npm ci does) and the build fetches the locked one`,
     );
   const file = pickAddonFile(pkgDir, target);
   if (!file)
@@ -118,7 +128,11 @@ export interface NativeAddonsReport {
   lmdbPatched: boolean;
 }
 
-export function nativeAddonsPlugin(target: AddonTarget, report: NativeAddonsReport): BunPlugin {
+export function nativeAddonsPlugin(
+  target: AddonTarget,
+  report: NativeAddonsReport,
+  fetched: FetchedPackages = {},
+): BunPlugin {
   const suffix = platformSuffix(target);
   return {
     name: "native-addons",
@@ -128,7 +142,7 @@ export function nativeAddonsPlugin(target: AddonTarget, report: NativeAddonsRepo
       // ever `require`s lmdb.
       build.onLoad({ filter: /[\\/]node_modules[\\/]lmdb[\\/](native\.js|dist[\\/]index\.cjs)$/ }, (args) => {
         const lmdbDir = args.path.replace(/[\\/](native\.js|dist[\\/]index\.cjs)$/, "");
-        const addon = resolveAddon(lmdbDir, `@lmdb/lmdb-${suffix}`, target);
+        const addon = resolveAddon(lmdbDir, `@lmdb/lmdb-${suffix}`, target, fetched);
         let src = readFileSync(args.path, "utf8");
         src = patch(
           src,
@@ -165,6 +179,7 @@ export function nativeAddonsPlugin(target: AddonTarget, report: NativeAddonsRepo
             dirname(args.path),
             `@msgpackr-extract/msgpackr-extract-${suffix}`,
             target,
+            fetched,
           );
           replacement = `require(${JSON.stringify(addon.file)})`;
           report.embedded.push(`msgpackr-extract addon: ${addon.from}/${addon.file.split(/[\\/]/).pop()}`);

@@ -1,42 +1,70 @@
-// Smoke test of the compiled relay: `bun scripts/smoke.ts [dist/relay]` (after `bun scripts/build.ts`).
+// Smoke test of a compiled relay (after `bun scripts/build.ts`):
+//
+//   bun scripts/smoke.ts [dist/relay-linux-x64] [--emulator "qemu-aarch64-static -L /usr/aarch64-linux-gnu"]
+//
 // Copies the binary into a fresh temporary directory and runs it from another directory with an
 // environment holding nothing but PATH=/nonexistent, HOME and TMPDIR, so it can reach no bun, node
-// or node_modules. Checks: --version, every command's --help (each command is a lazily imported
-// module that must be inside the binary), NIP-11, the explorer page and its script, an event
-// published over WebSocket (signature checked in a verify worker thread when the relay has them)
-// and queried back, SIGTERM exiting 0, and the event still there after a restart; then, where it
-// can hide the host's libsecp256k1 (as root, in a mount namespace), that the binary verifies with
-// the copy it carries. Exits non-zero with a message on the first failure.
+// or node_modules; with --emulator, every run goes through that command (CI runs the arm64 binary
+// under qemu-aarch64 and the x64 one under `qemu-x86_64 -cpu Nehalem`, a CPU without AVX).
+// Checks: --version (the target of the file's name and the libsecp256k1 built in), every
+// command's --help (each command is a lazily imported module that must be inside the binary),
+// NIP-11 and the start-up line (the map size chosen; the runtime settings applied by executing
+// itself again natively, skipped under an emulator), the explorer page and its script, an event
+// published over WebSocket (signature checked in a verify worker thread) and queried back, one
+// with a bad signature refused, /metrics showing the consumers' thread at work, SIGTERM exiting
+// 0, the event still there after a restart, and `relay import` then `relay export` giving back
+// the same bytes; then, where it can hide the host's libsecp256k1 (as root, in a mount
+// namespace), that the binary verifies with the copy it carries and refuses a bad signature with
+// it. Exits non-zero with a message on the first failure.
 import {
   chmodSync,
   copyFileSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
-  realpathSync,
   rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { finalizeEvent, generateSecretKey } from "nostr-tools/pure";
+import { parseArgs } from "node:util";
 import pkg from "../package.json" with { type: "json" };
-
-const STEP_MS = 15_000;
+import { libraryFiles, note, roundTripEvents, stored } from "./smoke-fixtures.ts";
 
 class SmokeError extends Error {}
 const fail = (msg: string): never => {
   throw new SmokeError(msg);
 };
 
-const source = resolve(process.argv[2] ?? join(import.meta.dir, "..", "dist", "relay"));
+const { values: opts, positionals } = parseArgs({
+  args: Bun.argv.slice(2),
+  options: { emulator: { type: "string" } },
+  allowPositionals: true,
+});
+const source = resolve(
+  positionals[0] ?? join(import.meta.dir, "..", "dist", `relay-${process.platform}-${process.arch}`),
+);
 try {
   statSync(source);
 } catch {
   console.error(`smoke: no binary at ${source}; run 'bun scripts/build.ts' first`);
   process.exit(1);
 }
+/** The emulator command every run goes through (its program resolved now: the runs get no PATH). */
+const emulator = (opts.emulator ?? "").split(/\s+/).filter(Boolean);
+if (emulator[0]) {
+  const found = Bun.which(emulator[0]);
+  if (!found) {
+    console.error(`smoke: emulator ${emulator[0]} not found`);
+    process.exit(1);
+  }
+  emulator[0] = found;
+}
+// Emulated, the runtime runs several times slower, and start-up compiles more of it.
+const STEP_MS = emulator.length ? 90_000 : 15_000;
+/** `linux-arm64` from dist/relay-linux-arm64: what --version must name. */
+const target = /relay-([a-z0-9-]+)$/.exec(source)?.[1];
 
 const tmp = mkdtempSync(join(tmpdir(), "relay-smoke-"));
 const bin = join(tmp, "bin", "relay");
@@ -47,19 +75,21 @@ copyFileSync(source, bin);
 chmodSync(bin, 0o755);
 const env: Record<string, string> = { PATH: "/nonexistent", HOME: tmp, TMPDIR: join(tmp, "tmp") };
 
-function run(args: string[]): { code: number; out: string } {
+/** Runs a command to its end: `out` is all it printed, `stdout` its standard output alone. */
+function run(args: string[]): { code: number; out: string; stdout: string } {
   const r = Bun.spawnSync({
-    cmd: [bin, ...args],
+    cmd: [...emulator, bin, ...args],
     cwd,
     env,
     stdout: "pipe",
     stderr: "pipe",
     timeout: STEP_MS,
   });
-  const out = r.stdout.toString() + r.stderr.toString();
+  const stdout = r.stdout.toString();
+  const out = stdout + r.stderr.toString();
   if (r.exitCode === null)
     fail(`'relay ${args.join(" ")}' did not finish (${r.signalCode ?? "killed"}):\n${out}`);
-  return { code: r.exitCode, out };
+  return { code: r.exitCode, out, stdout };
 }
 
 function freePort(): number {
@@ -85,10 +115,11 @@ const children = new Set<Bun.Subprocess>();
 /** Starts the relay; `wrap` runs it through another command (given the relay's command line). */
 async function start(
   wrap?: (cmd: string[]) => { cmd: string[]; env: Record<string, string> },
+  dir = data,
 ): Promise<Running> {
   const port = freePort();
   const t0 = performance.now();
-  const serve = [bin, "serve", "--host", "127.0.0.1", "--port", String(port), "--data", data];
+  const serve = [...emulator, bin, "serve", "--host", "127.0.0.1", "--port", String(port), "--data", dir];
   const how = wrap ? wrap(serve) : { cmd: serve, env };
   const proc = Bun.spawn({
     cmd: how.cmd,
@@ -182,10 +213,7 @@ async function main(): Promise<string> {
   const size = statSync(bin).size;
 
   const version = run(["--version"]);
-  if (version.code !== 0 || version.out.trim() !== pkg.version)
-    fail(
-      `'relay --version' gave exit ${version.code}, output '${version.out.trim()}', expected ${pkg.version}`,
-    );
+  checkVersion(version.code, version.out.trim());
 
   const help = run(["--help"]);
   const commands = [...(help.out.split(/^commands:$/m)[1] ?? "").matchAll(/^ {2}(\S+)\s/gm)].map(
@@ -203,13 +231,12 @@ async function main(): Promise<string> {
   const first = await start();
   if (!Array.isArray(first.nip11.supported_nips) || !first.nip11.supported_nips.includes(1))
     fail(`NIP-11 document lacks supported_nips with 1: ${JSON.stringify(first.nip11).slice(0, 300)}`);
+  const mapSize = startupLine(first);
   await checkExplorer(first.port);
 
-  const event = finalizeEvent(
-    { kind: 1, created_at: Math.floor(Date.now() / 1000), tags: [], content: `smoke ${crypto.randomUUID()}` },
-    generateSecretKey(),
-  );
+  const event = note(`smoke ${crypto.randomUUID()}`);
   await publish(first.port, event);
+  await refusesBadSignature(first.port);
   await queryById(first.port, event.id);
   await consumersApplied(first.port);
   await stop(first);
@@ -218,13 +245,96 @@ async function main(): Promise<string> {
   await queryById(second.port, event.id);
   await stop(second);
 
+  const roundTrip = importExport();
   const embedded = await embeddedLibrary();
 
   return (
-    `smoke: ok: ${commands.length} commands, NIP-11, explorer page, EVENT/OK, REQ/EOSE, consumers' thread, SIGTERM exit 0, event kept across restart, ${embedded}` +
+    `smoke: ok${opts.emulator ? ` under ${opts.emulator}` : ""}: ` +
+    `${commands.length} commands, NIP-11, map ${mapSize}, explorer page, EVENT/OK, bad signature refused, REQ/EOSE, ` +
+    `consumers' thread (/metrics), SIGTERM exit 0, event kept across restart, ${roundTrip}, ${embedded}` +
     ` (binary ${(size / 2 ** 20).toFixed(1)} MiB; first NIP-11 answer ${Math.round(first.startup)} ms after spawn,` +
     ` ${Math.round(second.startup)} ms on restart)`
   );
+}
+
+/** `relay <version> <target> binary (Bun <v>); libsecp256k1 built in: … (<Debian arch>)`. */
+function checkVersion(code: number, out: string): void {
+  const m = /^relay (\S+) (\S+) binary \(Bun (\S+)\); libsecp256k1 built in: (.+)$/.exec(out);
+  const debArch = { x64: "amd64", arm64: "arm64" }[target?.split("-")[1] ?? ""];
+  const problem =
+    code !== 0
+      ? `exit ${code}`
+      : !m
+        ? "not the expected shape"
+        : m[1] !== pkg.version
+          ? `version ${m[1]}, expected ${pkg.version}`
+          : target && m[2] !== target
+            ? `target ${m[2]}, the file is named for ${target}`
+            : m[3] !== Bun.version
+              ? `Bun ${m[3]}, expected ${Bun.version}`
+              : target?.startsWith("linux-") && debArch && !m[4]!.endsWith(`(${debArch})`)
+                ? `the built-in libsecp256k1 is not Debian's of ${debArch}`
+                : undefined;
+  if (problem) fail(`'relay --version' printed '${out}': ${problem}`);
+}
+
+/**
+ * The start-up line names the map size chosen, and says the runtime settings are applied: by
+ * executing itself again natively, so they come from the environment, or, under an emulator,
+ * that it runs without them instead of leaving the emulation. Returns the map size.
+ */
+function startupLine(r: Running): string {
+  const line =
+    r
+      .output()
+      .split("\n")
+      .find((l) => l.includes("relay listening on")) ?? "";
+  const mapSize = /mapSize="(\d+ GiB) per environment/.exec(line)?.[1];
+  const runtime = /runtime="([^"]*)"/.exec(line)?.[1] ?? "";
+  if (!mapSize) fail(`the start-up line names no map size:\n${line}`);
+  if (emulator.length ? !/^without .*emulator/.test(runtime) : runtime !== "settings from the environment")
+    fail(
+      `the start-up line says runtime="${runtime}"${emulator.length ? " under an emulator" : ""}:\n${line}`,
+    );
+  return mapSize!;
+}
+
+/** An event whose signature is another event's: refused as invalid by whichever backend verifies. */
+async function refusesBadSignature(port: number): Promise<void> {
+  const bad = { ...note("bad signature"), sig: note("other").sig };
+  const c = await connect(`ws://127.0.0.1:${port}`);
+  c.send(["EVENT", bad]);
+  const ok = await c.next("OK for the badly signed event", (f) => f[0] === "OK" && f[1] === bad.id);
+  c.ws.close();
+  if (ok[2] !== false || !String(ok[3]).startsWith("invalid:"))
+    fail(`a bad signature was answered ${JSON.stringify(ok)}, expected OK false "invalid: …"`);
+}
+
+/**
+ * `relay import` of a file into an empty data directory, then `relay export`: the same bytes back
+ * (oldest first, as the file is), through the binary's verification and its writer.
+ */
+function importExport(): string {
+  const events = roundTripEvents();
+  const file = join(tmp, "events.jsonl");
+  const jsonl = events.map((e) => `${stored(e)}\n`).join("");
+  writeFileSync(file, jsonl);
+  const dir = join(tmp, "imported");
+  const imported = run(["import", file, "--data", dir, "--quiet", "--json"]);
+  let accepted: unknown;
+  try {
+    accepted = (JSON.parse(imported.stdout) as { accepted?: unknown }).accepted;
+  } catch {
+    // reported below
+  }
+  if (imported.code !== 0 || accepted !== events.length)
+    fail(`'relay import' of ${events.length} events gave exit ${imported.code}:\n${imported.out}`);
+  const exported = run(["export", "--data", dir, "--quiet"]);
+  if (exported.code !== 0 || exported.stdout !== jsonl)
+    fail(
+      `'relay export' after 'relay import' gave exit ${exported.code} and other bytes than were imported:\n${exported.out.slice(0, 1500)}`,
+    );
+  return `import then export byte-identical (${events.length} events)`;
 }
 
 async function publish(port: number, event: { id: string }): Promise<void> {
@@ -235,73 +345,55 @@ async function publish(port: number, event: { id: string }): Promise<void> {
   c.ws.close();
 }
 
-/** Every libsecp256k1 file the host's loader could find, resolved (what must be hidden). */
-function hostLibraries(): string[] {
-  const found = new Set<string>();
-  const ldconfig = Bun.spawnSync({ cmd: ["/sbin/ldconfig", "-p"], stdout: "pipe", stderr: "ignore" });
-  const listed = [...ldconfig.stdout.toString().matchAll(/libsecp256k1\S*.*=> (\S+)/g)].map((m) => m[1]!);
-  const dirs = ["/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib"];
-  const arch = ["x86_64-linux-gnu", "aarch64-linux-gnu"];
-  const guesses = dirs
-    .flatMap((d) => [d, ...arch.map((a) => `${d}/${a}`)])
-    .flatMap((d) => ["libsecp256k1.so", "libsecp256k1.so.1", "libsecp256k1.so.2"].map((f) => `${d}/${f}`));
-  for (const f of [...listed, ...guesses]) if (existsSync(f)) found.add(realpathSync(f));
-  return [...found];
-}
-
 /**
- * With every host libsecp256k1 hidden (an empty file bind-mounted over each, in a mount namespace
- * of its own), the binary must say at start-up that it uses the copy it carries, and verify with
- * it. Needs root and unshare(1); elsewhere the check is reported as skipped.
+ * With every host libsecp256k1 out of reach (an empty file bind-mounted over each, in a mount
+ * namespace of its own), the binary must say at start-up that it uses the copy it carries, and
+ * verify with it: a good event stored, a bad signature refused. Hiding needs root and
+ * unshare(1); where there is something to hide and no way to, the check is reported as skipped.
  */
 async function embeddedLibrary(): Promise<string> {
   if (process.platform !== "linux") return "embedded libsecp256k1 not checked (not Linux)";
-  if (process.getuid?.() !== 0 || !existsSync("/usr/bin/unshare"))
-    return "embedded libsecp256k1 not checked (needs root and unshare to hide the host's)";
-  const libs = hostLibraries();
-  if (libs.length === 0) return "embedded libsecp256k1 not checked (the build machine has none to embed)";
-  const probe = Bun.spawnSync({
-    cmd: ["/usr/bin/unshare", "-m", "/bin/true"],
-    stdout: "ignore",
-    stderr: "pipe",
-  });
-  if (probe.exitCode !== 0)
-    return `embedded libsecp256k1 not checked (no mount namespace here: ${probe.stderr.toString().trim()})`;
-  const empty = join(tmp, "empty");
-  writeFileSync(empty, "");
-  const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
-  const r = await start((cmd) => ({
-    cmd: [
-      "/usr/bin/unshare",
-      "-m",
-      "--propagation",
-      "private",
-      "/bin/sh",
-      "-c",
-      [
-        ...libs.map((l) => `mount --bind ${q(empty)} ${q(l)} || exit 97`),
-        `exec env PATH=/nonexistent ${cmd.map(q).join(" ")}`,
-      ].join("; "),
-    ],
-    env: { ...env, PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
-  }));
+  const libs = libraryFiles(emulator);
+  let wrap: Parameters<typeof start>[0];
+  if (libs.length > 0) {
+    if (process.getuid?.() !== 0 || !existsSync("/usr/bin/unshare"))
+      return "embedded libsecp256k1 not checked (needs root and unshare to hide the host's)";
+    const probe = Bun.spawnSync({
+      cmd: ["/usr/bin/unshare", "-m", "/bin/true"],
+      stdout: "ignore",
+      stderr: "pipe",
+    });
+    if (probe.exitCode !== 0)
+      return `embedded libsecp256k1 not checked (no mount namespace here: ${probe.stderr.toString().trim()})`;
+    const empty = join(tmp, "empty");
+    writeFileSync(empty, "");
+    const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
+    wrap = (cmd) => ({
+      cmd: [
+        "/usr/bin/unshare",
+        "-m",
+        "--propagation",
+        "private",
+        "/bin/sh",
+        "-c",
+        [
+          ...libs.map((l) => `mount --bind ${q(empty)} ${q(l)} || exit 97`),
+          `exec env PATH=/nonexistent ${cmd.map(q).join(" ")}`,
+        ].join("; "),
+      ],
+      env: { ...env, PATH: "/usr/sbin:/usr/bin:/sbin:/bin" },
+    });
+  }
+  const r = await start(wrap);
   const line = r.output();
-  if (!/libsecp256k1 from the copy of \S+ embedded in this binary/.test(line))
+  if (!/libsecp256k1 from the copy of .+ embedded in this binary/.test(line))
     fail(
-      `with the host's libsecp256k1 hidden (${libs.join(", ") || "none found"}), the start-up line does not name the embedded copy:\n${line}`,
+      `with the host's libsecp256k1 out of reach (${libs.join(", ") || "it has none"}), the start-up line does not name the embedded copy:\n${line}`,
     );
-  const event = finalizeEvent(
-    {
-      kind: 1,
-      created_at: Math.floor(Date.now() / 1000),
-      tags: [],
-      content: `embedded ${crypto.randomUUID()}`,
-    },
-    generateSecretKey(),
-  );
-  await publish(r.port, event);
+  await publish(r.port, note(`embedded ${crypto.randomUUID()}`));
+  await refusesBadSignature(r.port);
   await stop(r);
-  return `native verification with the host's library hidden (${libs.length} file(s)) using the embedded copy`;
+  return `native verification with the embedded libsecp256k1 and the host's out of reach (${libs.length} file(s) hidden): a good event stored, a bad signature refused`;
 }
 
 /** The consumers' thread (a worker entry point of the binary) applies what was committed. */

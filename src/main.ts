@@ -61,7 +61,7 @@ ${lines.join("\n")}
 async function main(argv: string[]): Promise<number> {
   const first = argv[0];
   if (first === "--version" || first === "-v") {
-    console.log(pkg.version);
+    console.log((await import("./cli/version.ts")).versionText());
     return 0;
   }
   if (first === "--help" || first === "-h" || first === "help") {

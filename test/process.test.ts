@@ -89,7 +89,14 @@ describe("the relay process", () => {
   });
 
   const cli: [string, string[], number, RegExp][] = [
-    ["--version prints the version", ["--version"], 0, /^\d+\.\d+\.\d+\n$/],
+    [
+      "--version names the version, that it runs from source, and no built-in libsecp256k1",
+      ["--version"],
+      0,
+      new RegExp(
+        `^relay \\d+\\.\\d+\\.\\d+ from source on ${process.platform}-${process.arch} \\(Bun ${Bun.version.replaceAll(".", "\\.")}\\); no libsecp256k1 built in \\(the host's is used if it has one\\)\n$`,
+      ),
+    ],
     ["--help lists the commands", ["--help"], 0, /commands:[\s\S]*serve/],
     ["serve --help explains the options", ["serve", "--help"], 0, /--config FILE/],
     ["config --print-default prints the sample", ["config", "--print-default"], 0, /\[limits\]/],
