@@ -20,7 +20,7 @@ import { closeSync, openSync } from "node:fs";
 export const MAX_AUTO_MAP_SIZE_GB = 1024;
 /** Maps of the chosen size the default must be able to make at once. */
 const AUTO_MAPS = 3;
-/** When the address space cannot be measured (no libc.so.6): it worked everywhere tried. */
+/** When the address space cannot be measured (no libc.so.6, say): it worked everywhere tried. */
 const UNMEASURED_MAP_SIZE_GB = 16;
 
 const PROT_READ = 1;
@@ -64,7 +64,12 @@ export function canMap(gb: number, count: number): boolean | undefined {
   mapper ??= loadMapper();
   if (!mapper) return undefined;
   const bytes = Math.round(gb * 2 ** 30);
-  const fd = openSync(process.execPath, "r");
+  let fd: number;
+  try {
+    fd = openSync(process.execPath, "r");
+  } catch {
+    return undefined; // an executable this user may run but not read
+  }
   const made: bigint[] = [];
   try {
     for (let i = 0; i < count; i++) {
@@ -118,7 +123,7 @@ function measure(): MapSize {
   if (canMap(1, 1) === undefined)
     return {
       gb: UNMEASURED_MAP_SIZE_GB,
-      how: `${UNMEASURED_MAP_SIZE_GB} GiB per environment (the address space could not be measured: no libc.so.6)`,
+      how: `${UNMEASURED_MAP_SIZE_GB} GiB per environment (the address space could not be measured)`,
     };
   const gb = largestFitting((g) => canMap(g, AUTO_MAPS) === true);
   if (gb === undefined)
