@@ -13,8 +13,8 @@ import { join } from "node:path";
 import { open } from "lmdb";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import { readU64 } from "../src/store/keys.ts";
-import type { BinDb } from "../src/store/store.ts";
 import { closeStore, indexEntries, openStore } from "../src/store/store.ts";
+import type { BinDb } from "../src/store/types.ts";
 
 const arg = (name: string, dflt?: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`);

@@ -6,14 +6,14 @@
 import { rmSync } from "node:fs";
 import { nip77 } from "nostr-tools";
 import { loadConfig } from "../src/config/load.ts";
+import { MergedScan } from "../src/indexes/cursor.ts";
+import { indexSnapshot } from "../src/indexes/indexes.ts";
+import { collectItems } from "../src/indexes/neg-items.ts";
 import { computeId, storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import { PackedStorage, Responder, sortItems } from "../src/nostr/negentropy.ts";
 import { startRelay } from "../src/relay.ts";
-import { MergedScan } from "../src/store/cursor.ts";
-import { indexSnapshot } from "../src/store/indexes.ts";
 import { kindBytes, serialKey } from "../src/store/keys.ts";
-import { collectItems } from "../src/store/neg-items.ts";
 import { Gen } from "../test/gen.ts";
 import { tempDir } from "../test/harness.ts";
 

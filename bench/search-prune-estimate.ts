@@ -6,7 +6,7 @@
 //   bun bench/search-prune-estimate.ts DATA_DIR [dataset meta .json] [queries]
 
 import { loadConfig } from "../src/config/load.ts";
-import { openDerived } from "../src/derived.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
 import { flatten, POSTING_FIELDS, tokenBounds, tokenPrefix } from "../src/search/blocks.ts";
 import { idf, termScore } from "../src/search/bm25.ts";
 import { parseSearch } from "../src/search/parse.ts";
@@ -20,7 +20,7 @@ if (!data)
 const d = await openDataset(process.argv[3] ?? ".bench-cache/dataset-v2-e50000-a1000-s1.json");
 const filters = buildSearches(await datasetCatalog(d), Number(process.argv[4] ?? 300), 1);
 const s = openStore(data);
-const ix = openDerived(s, loadConfig({ flags: { data } }), { log: () => {} }).search!;
+const ix = openConsumers(s, loadConfig({ flags: { data } }), { log: () => {} }).search!;
 const snap = ix.snapshot();
 const avg = snap.totalLength / snap.docs;
 

@@ -2,9 +2,9 @@
 // load tool filled (its 50k dataset, seed 1): what one search costs without the queueing of the
 // end-to-end run. Run on a copy: bun bench/search-service.ts DATA_DIR [dataset meta .json]
 import { loadConfig } from "../src/config/load.ts";
-import { openDerived } from "../src/derived.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
+import { runQuery } from "../src/indexes/query.ts";
 import type { Filter } from "../src/nostr/filter.ts";
-import { runQuery } from "../src/store/query.ts";
 import { openStore } from "../src/store/store.ts";
 import { datasetCatalog, openDataset } from "./load/dataset.ts";
 import { buildSearches } from "./load/search.ts";
@@ -14,7 +14,7 @@ if (!data) throw new Error("usage: bun bench/search-service.ts DATA_DIR [dataset
 const d = await openDataset(process.argv[3] ?? ".bench-cache/dataset-v2-e50000-a1000-s1.json");
 const filters = buildSearches(await datasetCatalog(d), 2000, 1);
 const s = openStore(data);
-const der = openDerived(s, loadConfig({ flags: { data } }), { log: () => {} });
+const der = openConsumers(s, loadConfig({ flags: { data } }), { log: () => {} });
 const o = { hwm: s.lastSerial, defaultLimit: 500, maxLimit: 5000, yieldEvery: 1000, search: der.searcher };
 for (let round = 0; round < 3; round++) {
   const times: number[] = [];

@@ -9,13 +9,13 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadConfig } from "../src/config/load.ts";
-import type { Derived } from "../src/derived.ts";
-import { openDerived } from "../src/derived.ts";
+import type { Consumers } from "../src/consumers/registry.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
+import { runQuery } from "../src/indexes/query.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
-import { runQuery } from "../src/store/query.ts";
-import type { BinDb, Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
+import type { BinDb, Store } from "../src/store/types.ts";
 import { Writer } from "../src/store/writer.ts";
 import { mulberry32 } from "../test/gen.ts";
 
@@ -107,12 +107,12 @@ function dbBytes(db: BinDb): number {
 async function ingest(
   events: NostrEvent[],
   search: boolean,
-): Promise<{ store: Store; dir: string; derived: Derived; commitMs: number[]; totalMs: number[] }> {
+): Promise<{ store: Store; dir: string; consumers: Consumers; commitMs: number[]; totalMs: number[] }> {
   const dir = mkdtempSync(join(tmpdir(), "search-bench-"));
   const store = openStore(dir);
   const config = loadConfig({ flags: { "search.enabled": String(search), "api.enabled": "false" } });
-  const derived = openDerived(store, config, { log: () => {} });
-  const writer = new Writer(store, BATCH, (st, rm) => derived.runner.committed(st, rm));
+  const consumers = openConsumers(store, config, { log: () => {} });
+  const writer = new Writer(store, BATCH, (st, rm) => consumers.runner.committed(st, rm));
   const commitMs: number[] = [];
   const totalMs: number[] = [];
   for (let i = 0; i < events.length; i += BATCH) {
@@ -120,11 +120,11 @@ async function ingest(
     const t0 = performance.now();
     await Promise.all(batch.map((e) => writer.submit(e, storedJson(e))));
     await writer.drain();
-    await derived.runner.settle();
+    await consumers.runner.settle();
     totalMs.push(performance.now() - t0);
-    commitMs.push(writer.lastCommitMs + (derived.runner.lag()[0]?.lastApplyMs ?? 0));
+    commitMs.push(writer.lastCommitMs + (consumers.runner.lag()[0]?.lastApplyMs ?? 0));
   }
-  return { store, dir, derived, commitMs, totalMs };
+  return { store, dir, consumers, commitMs, totalMs };
 }
 
 const pct = (xs: number[], p: number): number => {
@@ -148,7 +148,7 @@ console.log(
   `  per event:  +${((median(on.commitMs) - median(off.commitMs)) / BATCH).toFixed(3)} ms commit with search\n`,
 );
 
-const ix = on.derived.search!;
+const ix = on.consumers.search!;
 const searchBytes = dbBytes(ix.blocks) + dbBytes(ix.meta);
 const blocks = (ix.blocks.getStats() as { entryCount: number }).entryCount;
 const fileOff = statSync(join(off.dir, "data.mdb")).size;
@@ -163,7 +163,7 @@ const opts = {
   defaultLimit: 500,
   maxLimit: 5000,
   yieldEvery: 512,
-  search: on.derived.searcher,
+  search: on.consumers.searcher,
 };
 async function latency(label: string, query: () => string, print = true): Promise<void> {
   const times: number[] = [];
@@ -191,7 +191,7 @@ await latency("two random vocabulary words", () => `${pick(vocab)} ${pick(vocab)
 await latency("two Zipf words (common pairs)", () => `${zipf()} ${zipf()}`);
 
 for (const r of [off, on]) {
-  await r.derived.runner.stop();
+  await r.consumers.runner.stop();
   await closeStore(r.store);
   rmSync(r.dir, { recursive: true, force: true });
 }

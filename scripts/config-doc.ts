@@ -1,5 +1,5 @@
 // Writes docs/configuration.md from the configuration schema (`bun scripts/config-doc.ts`).
-// test/config.test.ts fails when the committed file drifts from the schema.
+// src/config/config.test.ts fails when the committed file drifts from the schema.
 import { writeFileSync } from "node:fs";
 import { configDoc } from "../src/config/doc.ts";
 

@@ -1,20 +1,17 @@
 // The composition root's shared state: what startRelay builds and every handler is given
-// (configuration, the store and its writer, the live index, the verifier, moderation, the open
-// connections) and the counters /metrics serves. It sits beside relay.ts, above every layer: a
-// layer names it, and nothing in it imports a layer that imports it back.
-import type { Api } from "./api/start.ts";
+// (configuration, the store and its writer, the live index, the verifier, the consumers) and the
+// counters /metrics serves. The layers that read it also own parts of it (the open connections
+// and rate limits in server/, the ingest gate and the policy plugin in ingest/, moderation in
+// manage/, the API in api/): each adds its part to RelayContext where its type is declared
+// (`declare module "../context.ts"`), so this file names none of the layers that name it and
+// the import graph has no loop through it.
 import type { ClusterNode } from "./cluster/node.ts";
 import type { Config } from "./config/schema.ts";
-import type { Derived } from "./derived.ts";
+import type { Consumers } from "./consumers/registry.ts";
 import type { LiveIndex } from "./fanout/live-index.ts";
 import type { Subscription } from "./fanout/subscription.ts";
-import type { PendingGate } from "./ingest/pending.ts";
-import type { PolicyPlugin } from "./ingest/plugin.ts";
-import type { Moderation } from "./manage/moderation.ts";
-import type { Conn } from "./server/connection.ts";
-import type { RateLimiter } from "./server/ratelimit.ts";
 import type { Expiration } from "./store/expiration.ts";
-import type { Store } from "./store/store.ts";
+import type { Store } from "./store/types.ts";
 import type { Writer } from "./store/writer.ts";
 import type { VerifyPool } from "./verify/pool.ts";
 import type { SchnorrBackend } from "./verify/verify.ts";
@@ -48,17 +45,7 @@ export interface RelayContext {
   isOwnUrl: (url: string) => boolean;
   expiration: Expiration;
   /** search, counters and the runner that keeps them */
-  derived: Derived;
-  rates: RateLimiter;
-  /** EVENTs read and not yet answered: past its bound, sockets are paused */
-  pending: PendingGate;
-  plugin: PolicyPlugin | undefined;
-  /** the HTTP API's trending window and relay prober (src/api/), set by startRelay */
-  api?: Api;
-  /** open WebSocket connections */
-  conns: Set<Conn>;
-  /** bans, allow lists, blocked addresses and NIP-11 fields set through NIP-86 (src/manage/) */
-  moderation: Moderation;
+  consumers: Consumers;
   /** this node's part in a NATS JetStream cluster (src/cluster/), when cluster.natsUrl is set */
   cluster?: ClusterNode;
 }

@@ -7,9 +7,9 @@ import { startApi } from "./api/start.ts";
 import { ClusterNode } from "./cluster/node.ts";
 import { ConfigError } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
+import { openConsumers } from "./consumers/registry.ts";
 import type { RelayContext } from "./context.ts";
 import { newCounters } from "./context.ts";
-import { openDerived } from "./derived.ts";
 import { broadcast } from "./fanout/broadcast.ts";
 import { LiveIndex } from "./fanout/live-index.ts";
 import type { Subscription } from "./fanout/subscription.ts";
@@ -84,13 +84,13 @@ function startLocked(config: Config, unlock: () => void): Relay {
     batchSize: config["verify.batchSize"],
   });
   const store = openStore(config.data, { mapSizeGb: config["store.mapSizeGb"] });
-  const derived = openDerived(store, config, {
+  const consumers = openConsumers(store, config, {
     thread: config["consumers.thread"],
     log: (line) => log.info(line),
     logError: (line) => log.error(line),
   });
-  const { expiration, runner } = derived;
-  const live = new LiveIndex<Subscription>(derived.search ? matchSearch : undefined);
+  const { expiration, runner } = consumers;
+  const live = new LiveIndex<Subscription>(consumers.search ? matchSearch : undefined);
   const moderation = new Moderation(store);
   // The listening port is known only once the server is up (port 0 picks one).
   let isOwnUrl: (url: string) => boolean = () => false;
@@ -126,7 +126,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
     startedAt: Date.now(),
     isOwnUrl: (url) => isOwnUrl(url),
     expiration,
-    derived,
+    consumers,
     rates: new RateLimiter(
       () => ctx.config,
       (ip) => inList(ctx.config["rate.exemptIps"], ip),
@@ -143,7 +143,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
         })
       : undefined,
   };
-  ctx.api = startApi(config, derived, store);
+  ctx.api = startApi(config, consumers, store);
   const server = startServer(ctx);
   const metricsServer = startMetricsServer(ctx);
   const conns = ctx.conns;

@@ -1,23 +1,12 @@
 // Access control over real WebSockets with nostr-tools as the client: NIP-42 AUTH (including
 // SimplePool's automatic re-authentication), restricted kinds, NIP-70 protected events, NIP-13
 // proof of work and the built-in write lists.
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { SimplePool } from "nostr-tools/pool";
 import type { EventTemplate } from "nostr-tools/pure";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
 import { Relay } from "nostr-tools/relay";
-import type { TestRelay } from "./harness.ts";
 import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
-
-const relays: TestRelay[] = [];
-const start = (flags: Record<string, string> = {}) => {
-  const r = startTestRelay(flags);
-  relays.push(r);
-  return r;
-};
-afterAll(async () => {
-  for (const r of relays) await r.destroy();
-});
 
 const signer = (sk: Uint8Array) => async (t: EventTemplate) => finalizeEvent(t, sk);
 
@@ -53,7 +42,7 @@ async function auth(c: RawClient, sk: Uint8Array, url: string, over: Partial<Eve
 
 describe("NIP-42 AUTH", () => {
   test("with default settings a REQ for a restricted kind gets the challenge before its CLOSED, and a correct answer is accepted", async () => {
-    const r = start();
+    const r = startTestRelay();
     const c = await RawClient.connect(r.url);
     expect(await c.req("notes", { kinds: [1] })).toEqual([]);
     c.send(["REQ", "dms", { kinds: [4] }]);
@@ -88,7 +77,7 @@ describe("NIP-42 AUTH", () => {
   ];
   for (const [what, over] of wrong) {
     test(`an answer with ${what} is refused with OK false invalid:`, async () => {
-      const r = start();
+      const r = startTestRelay();
       const c = await RawClient.connect(r.url);
       const challenge = await challengeOf(c);
       const ok = await auth(c, newKey(), r.url, over(r.url, challenge));
@@ -99,7 +88,7 @@ describe("NIP-42 AUTH", () => {
   }
 
   test("AUTH events are never stored or broadcast", async () => {
-    const r = start();
+    const r = startTestRelay();
     const c = await RawClient.connect(r.url);
     await c.req("all", { limit: 0 });
     await auth(c, newKey(), r.url);
@@ -109,7 +98,7 @@ describe("NIP-42 AUTH", () => {
   });
 
   test("a kind 22242 event sent with EVENT is refused invalid:, neither relayed to a subscriber nor stored", async () => {
-    const r = start();
+    const r = startTestRelay();
     const watcher = await RawClient.connect(r.url);
     await watcher.req("w", { kinds: [22242] }, { kinds: [20001] });
     const c = await RawClient.connect(r.url);
@@ -141,7 +130,7 @@ describe("NIP-42 AUTH", () => {
   });
 
   test("with auth.writes, nostr-tools' pool authenticates by itself after auth-required and publishes", async () => {
-    const r = start({ "auth.writes": "true" });
+    const r = startTestRelay({ "auth.writes": "true" });
     const sk = newKey();
     const raw = await RawClient.connect(r.url);
     const refused = await raw.publish(signed(sk));
@@ -157,7 +146,7 @@ describe("NIP-42 AUTH", () => {
   });
 
   test("with auth.reads, nostr-tools' pool re-subscribes by itself after AUTH and gets the events", async () => {
-    const r = start({ "auth.reads": "true" });
+    const r = startTestRelay({ "auth.reads": "true" });
     const sk = newKey();
     const e = signed(sk, { content: "members only" });
     const pub = new SimplePool();
@@ -181,7 +170,7 @@ describe("NIP-42 AUTH", () => {
   });
 
   test("a deletion published through nostr-tools removes the event for nostr-tools readers", async () => {
-    const r = start();
+    const r = startTestRelay();
     const sk = newKey();
     const pool = new SimplePool();
     const note = signed(sk, { content: "oops" });
@@ -193,7 +182,7 @@ describe("NIP-42 AUTH", () => {
   });
 
   test("with auth.reads, a REQ before AUTH is CLOSED auth-required: and works after", async () => {
-    const r = start({ "auth.reads": "true" });
+    const r = startTestRelay({ "auth.reads": "true" });
     const c = await RawClient.connect(r.url);
     c.send(["REQ", "r", {}]);
     const closed = await c.next((f) => f[0] === "CLOSED");
@@ -206,7 +195,7 @@ describe("NIP-42 AUTH", () => {
 
 describe("restricted kinds (4 and 1059 by default)", () => {
   test("a DM is served, stored or live, only to its author or p-tagged recipient", async () => {
-    const r = start();
+    const r = startTestRelay();
     const author = newKey();
     const recipient = newKey();
     const dm = signed(author, { kind: 4, tags: [["p", getPublicKey(recipient)]], content: "secret" });
@@ -237,7 +226,7 @@ describe("restricted kinds (4 and 1059 by default)", () => {
   });
 
   test("a count of a tag leaves out the DMs a reader may not see, and counts them for their author", async () => {
-    const r = start();
+    const r = startTestRelay();
     const author = newKey();
     const pub = await RawClient.connect(r.url);
     const notes = [0, 1].map((i) => signed(newKey(), { content: `note ${i}`, tags: [["t", "topic"]] }));
@@ -266,7 +255,7 @@ describe("restricted kinds (4 and 1059 by default)", () => {
   });
 
   test("a restricted searchable kind is hidden from a search, stored or not yet indexed", async () => {
-    const r = start({ "auth.restrictedKinds": "4,1059,30023" });
+    const r = startTestRelay({ "auth.restrictedKinds": "4,1059,30023" });
     const author = newKey();
     const recipient = newKey();
     const draft = signed(author, {
@@ -286,7 +275,7 @@ describe("restricted kinds (4 and 1059 by default)", () => {
     await auth(reader, recipient, r.url);
     // Right after OK (the tail), then once the index covers both.
     for (const round of [0, 1]) {
-      if (round === 1) await r.ctx.derived.runner.settle();
+      if (round === 1) await r.ctx.consumers.runner.settle();
       expect(await stranger.req(`s${round}`, { search: "quarterly plans" })).toEqual([note.id]);
       expect((await reader.req(`r${round}`, { search: "quarterly plans" })).sort()).toEqual(
         [draft.id, note.id].sort(),
@@ -300,7 +289,7 @@ describe("restricted kinds (4 and 1059 by default)", () => {
 
 describe("NIP-70 protected events", () => {
   test('an event with a ["-"] tag is accepted only from its authenticated author', async () => {
-    const r = start();
+    const r = startTestRelay();
     const sk = newKey();
     const rel = await Relay.connect(r.url);
     const e = signed(sk, { tags: [["-"]] });
@@ -319,7 +308,7 @@ describe("NIP-70 protected events", () => {
 
 describe("write policy", () => {
   test("NIP-13: events below the minimum difficulty are refused with pow:", async () => {
-    const r = start({ "pow.minDifficulty": "8" });
+    const r = startTestRelay({ "pow.minDifficulty": "8" });
     const c = await RawClient.connect(r.url);
     const sk = newKey();
     const ok = await c.publish(signed(sk));
@@ -340,7 +329,7 @@ describe("write policy", () => {
   test("pubkey and kind lists refuse with blocked: or restricted:", async () => {
     const good = newKey();
     const bad = newKey();
-    const r = start({
+    const r = startTestRelay({
       "policy.pubkeyDeny": getPublicKey(bad),
       "policy.kindDeny": "7",
       "policy.kindAllow": "1,7,62",
@@ -357,7 +346,7 @@ describe("write policy", () => {
 
   test("an allow list admits only the listed pubkeys", async () => {
     const good = newKey();
-    const r = start({ "policy.pubkeyAllow": getPublicKey(good) });
+    const r = startTestRelay({ "policy.pubkeyAllow": getPublicKey(good) });
     const c = await RawClient.connect(r.url);
     expect((await c.publish(signed(good)))[2]).toBe(true);
     expect(String((await c.publish(signed(newKey())))[3])).toStartWith("restricted: ");

@@ -6,7 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import * as nip19 from "nostr-tools/nip19";
 import { getPublicKey } from "nostr-tools/pure";
-import type { TestRelay } from "./harness.ts";
 import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
 
 // BOLT-11 examples (lightning/bolts 11-payment-encoding.md), decoded by light-bolt11-decoder.
@@ -166,7 +165,7 @@ const seed = [
   ...lists,
 ];
 
-let relay: TestRelay;
+let relay = startTestRelay();
 let c: RawClient;
 let base: string;
 const get = (path: string, init?: RequestInit) => fetch(`${base}${path}`, init);
@@ -178,14 +177,12 @@ const json = async (path: string) => {
 };
 
 beforeAll(async () => {
-  relay = startTestRelay();
   base = relay.url.replace("ws://", "http://");
   c = await RawClient.connect(relay.url);
   for (const e of seed) expect((await c.publish(e))[2]).toBe(true);
 });
-afterAll(async () => {
+afterAll(() => {
   c.close();
-  await relay.destroy();
 });
 
 const counts = (

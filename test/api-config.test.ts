@@ -1,26 +1,17 @@
 // Switching the API: api.enabled=false answers 404 under /v0 and /v1; search.enabled=false makes
 // /v0/search say so; auth.reads keeps the API closed; and counters missing from a store (events
 // written while the API was off) are built from the stored events at the next start.
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import * as nip19 from "nostr-tools/nip19";
 import { getPublicKey } from "nostr-tools/pure";
 import type { TestRelay } from "./harness.ts";
 import { newKey, now, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
 
-const started: TestRelay[] = [];
-afterAll(async () => {
-  await Promise.all(started.map((r) => r.destroy()));
-});
-const start = (flags: Record<string, string> = {}, dir?: string) => {
-  const r = startTestRelay(flags, dir);
-  started.push(r);
-  return r;
-};
 const get = (r: TestRelay, path: string) => fetch(`${r.url.replace("ws://", "http://")}${path}`);
 
 describe("configuration", () => {
   test("api.enabled = false: every API path is a JSON 404", async () => {
-    const r = start({ "api.enabled": "false" });
+    const r = startTestRelay({ "api.enabled": "false" });
     for (const path of ["/v0/search?q=x", "/v0/trending/notes", `/v0/p/${"a".repeat(64)}`, "/v1/online"]) {
       const res = await get(r, path);
       expect(res.status).toBe(404);
@@ -30,14 +21,14 @@ describe("configuration", () => {
   });
 
   test("search.enabled = false: /v0/search says search is disabled", async () => {
-    const r = start({ "search.enabled": "false" });
+    const r = startTestRelay({ "search.enabled": "false" });
     const res = await get(r, "/v0/search?q=hello");
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: "not found: search is disabled on this relay" });
   });
 
   test("auth.reads = true: the API is refused, as unauthenticated REQs are", async () => {
-    const r = start({ "auth.reads": "true" });
+    const r = startTestRelay({ "auth.reads": "true" });
     const res = await get(r, "/v0/trending/notes");
     expect(res.status).toBe(403);
     expect(await res.json()).toEqual({
@@ -70,7 +61,7 @@ describe("counters over existing data", () => {
     process.stdout.write = ((chunk: string) => lines.push(String(chunk)) > 0) as typeof write;
     let on: TestRelay;
     try {
-      on = start({}, dir);
+      on = startTestRelay({}, dir);
     } finally {
       process.stdout.write = write;
     }

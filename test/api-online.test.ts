@@ -2,22 +2,9 @@
 // stored NIP-65 lists (a second test relay, a NIP-11 stub that counts its requests, a closed
 // port) and lists exactly the reachable ones, each probed once per interval; without
 // online.allowPrivate, loopback addresses are never fetched.
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { TestRelay } from "./harness.ts";
-import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
-
-const started: TestRelay[] = [];
-const servers: { stop(force?: boolean): unknown }[] = [];
-afterAll(async () => {
-  for (const s of servers) s.stop(true);
-  await Promise.all(started.map((r) => r.destroy()));
-});
-
-const start = (flags: Record<string, string> = {}) => {
-  const r = startTestRelay(flags);
-  started.push(r);
-  return r;
-};
+import { cleanup, newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
 
 /** A NIP-11 endpoint that records the Accept header of every request it gets. */
 function stub(): { url: string; accepts: string[] } {
@@ -30,7 +17,7 @@ function stub(): { url: string; accepts: string[] } {
       return Response.json({ name: "stub" }, { headers: { "Content-Type": "application/nostr+json" } });
     },
   });
-  servers.push(s);
+  cleanup(() => s.stop(true));
   return { url: `ws://127.0.0.1:${s.port}`, accepts };
 }
 
@@ -76,7 +63,7 @@ async function untilProbed(r: TestRelay, n: number): Promise<Online> {
 describe("GET /v1/online", () => {
   test("probing is off by default: nothing is fetched and nothing is listed", async () => {
     const target = stub();
-    const r = start();
+    const r = startTestRelay();
     await publishRelayList(r, [target.url, "wss://relay.example.com"]);
     await Bun.sleep(100);
     expect(await online(r)).toEqual({
@@ -91,10 +78,10 @@ describe("GET /v1/online", () => {
   });
 
   test("with probing on, exactly the reachable relays are listed, each probed once per interval", async () => {
-    const second = start();
+    const second = startTestRelay();
     const target = stub();
     const closed = `ws://127.0.0.1:${closedPort()}`;
-    const r = start({
+    const r = startTestRelay({
       "online.probe": "true",
       "online.allowPrivate": "true",
       "online.ratePerSecond": "50",
@@ -123,7 +110,7 @@ describe("GET /v1/online", () => {
 
   test("without online.allowPrivate a loopback relay is never fetched and not listed", async () => {
     const target = stub();
-    const r = start({ "online.probe": "true", "online.ratePerSecond": "50" });
+    const r = startTestRelay({ "online.probe": "true", "online.ratePerSecond": "50" });
     await publishRelayList(r, [target.url]);
     const o = await untilProbed(r, 1);
     expect(o.relays).toEqual([]);

@@ -2,11 +2,10 @@
 // the window without a restart, notes older than the window are never tracked, equal scores
 // rank newer first then lower id, and seeding from the kind index finds the same notes.
 import { afterAll, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { getEventHash, getPublicKey } from "nostr-tools/pure";
 import { TrendingWindow } from "../src/api/trending.ts";
 import { loadConfig } from "../src/config/load.ts";
-import { openDerived } from "../src/derived.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
@@ -15,20 +14,17 @@ import { newKey, now, signed, tempDir } from "./harness.ts";
 
 const dir = tempDir("api-trending-");
 const store = openStore(dir);
-afterAll(async () => {
-  await closeStore(store);
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => closeStore(store));
 
 test("notes leave the window as the clock moves; ties rank newer first, then lower id", async () => {
   const T = now();
   let clock = T;
-  const derived = openDerived(store, loadConfig(), { log: () => {} });
-  const counters = derived.counters!;
+  const consumers = openConsumers(store, loadConfig(), { log: () => {} });
+  const counters = consumers.counters!;
   const window = new TrendingWindow(100, counters, () => clock);
   window.seed(store);
   counters.listener = window;
-  const writer = new Writer(store, 100, (stored, removed) => derived.runner.committed(stored, removed));
+  const writer = new Writer(store, 100, (stored, removed) => consumers.runner.committed(stored, removed));
   const write = async (e: NostrEvent) =>
     expect(await writer.submit(e, storedJson(e))).toMatchObject({ status: "stored" });
 
@@ -68,30 +64,29 @@ test("notes leave the window as the clock moves; ties rank newer first, then low
   expect(reseeded.seed(store)).toBe(2);
   expect(reseeded.top(10, () => true).map((n) => n.id)).toEqual([first, second]);
   await writer.drain();
-  await derived.runner.stop();
+  await consumers.runner.stop();
 });
 
 test("notes of a batch the consumers applied before any reader looked are still in the window", async () => {
   const d = tempDir("api-trending-unread-");
   const s = openStore(d);
   try {
-    const derived = openDerived(s, loadConfig(), { log: () => {} });
-    const counters = derived.counters!;
+    const consumers = openConsumers(s, loadConfig(), { log: () => {} });
+    const counters = consumers.counters!;
     const window = new TrendingWindow(1000, counters);
     window.seed(s);
     counters.listener = window;
-    const writer = new Writer(s, 100, (stored, removed) => derived.runner.committed(stored, removed));
+    const writer = new Writer(s, 100, (stored, removed) => consumers.runner.committed(stored, removed));
     const note = signed(newKey(), { content: "applied unseen" });
     const like = signed(newKey(), { kind: 7, content: "+", tags: [["e", note.id]] });
     for (const e of [note, like])
       expect(await writer.submit(e, storedJson(e))).toMatchObject({ status: "stored" });
     // Applied and on disk before anything read a view of the batch.
-    await derived.runner.settle();
+    await consumers.runner.settle();
     expect(window.top(10, () => true).map((n) => n.id)).toEqual([note.id]);
     await writer.drain();
   } finally {
     await closeStore(s);
-    rmSync(d, { recursive: true, force: true });
   }
 });
 
@@ -99,12 +94,12 @@ test("a batch of 30,000 notes reaches the window in one pass, not one nested cal
   const d = tempDir("api-trending-burst-");
   const s = openStore(d);
   try {
-    const derived = openDerived(s, loadConfig(), { log: () => {} });
-    const counters = derived.counters!;
+    const consumers = openConsumers(s, loadConfig(), { log: () => {} });
+    const counters = consumers.counters!;
     const window = new TrendingWindow(100_000, counters);
     window.seed(s);
     counters.listener = window;
-    const writer = new Writer(s, 5000, (stored, removed) => derived.runner.committed(stored, removed));
+    const writer = new Writer(s, 5000, (stored, removed) => consumers.runner.committed(stored, removed));
     const T = now();
     const notes = Array.from({ length: 30_000 }, (_, i): NostrEvent => {
       const e = { pubkey: "ab".repeat(32), created_at: T - (i % 1000), kind: 1, tags: [], content: `n${i}` };
@@ -112,11 +107,10 @@ test("a batch of 30,000 notes reaches the window in one pass, not one nested cal
     });
     const outcomes = await writer.submitMany(notes.map((e) => ({ event: e, json: storedJson(e) })));
     expect(outcomes.every((o) => o.status === "stored")).toBe(true);
-    await derived.runner.settle();
+    await consumers.runner.settle();
     expect(window.size).toBe(notes.length);
     await writer.drain();
   } finally {
     await closeStore(s);
-    rmSync(d, { recursive: true, force: true });
   }
 }, 60_000);

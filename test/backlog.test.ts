@@ -2,20 +2,20 @@
 // every event OK'd is served, and no more than the bound (plus one writer batch) ever waits for
 // the derived indexes in memory. The consumers here apply only when the bound asks them to (their
 // interval and idle flush are off), so without the bound the whole burst would wait.
-import { afterAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { getPublicKey } from "nostr-tools/pure";
+import { storedJson } from "../src/nostr/canonical.ts";
+import type { NostrEvent } from "../src/nostr/event.ts";
+import { openStore } from "../src/store/store.ts";
+import { OTHERS_CHUNK, Writer } from "../src/store/writer.ts";
 import type { TestRelay } from "./harness.ts";
 import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
 
 const BOUND = 300;
 const WRITER_BATCH = 32;
-const relays: TestRelay[] = [];
-afterAll(async () => {
-  for (const r of relays) await r.destroy();
-});
-
 function start(flags: Record<string, string> = {}): TestRelay {
-  const r = startTestRelay({
+  return startTestRelay({
     "consumers.intervalMs": "1000000",
     "consumers.idleMs": "0",
     "consumers.maxBatch": "1000000",
@@ -23,8 +23,6 @@ function start(flags: Record<string, string> = {}): TestRelay {
     "writer.maxBatch": String(WRITER_BATCH),
     ...flags,
   });
-  relays.push(r);
-  return r;
 }
 
 /** Sends every event at once on one connection; resolves with the OKs, by id. */
@@ -50,7 +48,7 @@ test("a burst larger than the backlog's bound is answered in full and served, wi
   expect(oks.size).toBe(events.length);
   expect([...oks.values()].every((f) => f[2] === true && f[3] === "")).toBe(true);
 
-  const runner = relay.ctx.derived.runner;
+  const runner = relay.ctx.consumers.runner;
   expect(runner.peakEvents).toBeGreaterThan(0);
   // The writer looks at the backlog before each batch: one batch may pass the bound.
   expect(runner.peakEvents).toBeLessThanOrEqual(BOUND + WRITER_BATCH);
@@ -87,7 +85,7 @@ test("readers see every event OK'd while the backlog is at its bound", async () 
     await Bun.sleep(5);
   }
   expect(checks).toBeGreaterThan(1);
-  const runner = relay.ctx.derived.runner;
+  const runner = relay.ctx.consumers.runner;
   expect(runner.peakEvents).toBeGreaterThan(0);
   // 1 MiB of stored JSON at most, plus one writer batch of 10 KB events.
   expect(runner.peakEvents).toBeLessThanOrEqual(Math.ceil(2 ** 20 / 10_000) + WRITER_BATCH);
@@ -107,5 +105,40 @@ test("a flood on one connection is read at the pace of the writer: paused, never
   expect(relay.ctx.pending.events).toBe(0);
   // Read again once the flood is answered: the connection still works.
   expect((await c.req("n", { ids: [events[0]!.id] })).length).toBe(1);
+  c.close();
+});
+
+test("what another process commits reaches the consumers in chunks, within the bound", async () => {
+  // A burst from beside the relay (as `relay import` makes): a writer of its own on the same
+  // directory commits 6,000 events in one transaction, then the relay's writer reads them.
+  const relay = start({ "limits.maxLimit": "10000" });
+  const other = openStore(relay.dir);
+  const pubkey = getPublicKey(newKey());
+  const events: NostrEvent[] = Array.from({ length: 6000 }, (_, i) => ({
+    id: createHash("sha256").update(`beside ${i}`).digest("hex"),
+    pubkey,
+    created_at: 1_700_000_000 + i,
+    kind: 1,
+    tags: [],
+    content: `beside ${i}`,
+    sig: "00".repeat(64),
+  }));
+  const outcomes = await new Writer(other, 10_000, () => {}).submitMany(
+    events.map((e) => ({ event: e, json: storedJson(e) })),
+  );
+  expect(outcomes.every((o) => o.status === "stored")).toBe(true);
+
+  const c = await RawClient.connect(relay.url);
+  let ids: string[] = [];
+  for (let i = 0; i < 500 && ids.length < events.length; i++) {
+    relay.ctx.writer.poll();
+    await Bun.sleep(20);
+    ids = await c.req(`all${i}`, { authors: [pubkey], limit: 10_000 });
+  }
+  expect(new Set(ids)).toEqual(new Set(events.map((e) => e.id)));
+  // Read in one go, all 6,000 would have waited at once.
+  const runner = relay.ctx.consumers.runner;
+  expect(BOUND + OTHERS_CHUNK + WRITER_BATCH).toBeLessThan(events.length);
+  expect(runner.peakEvents).toBeLessThanOrEqual(BOUND + OTHERS_CHUNK + WRITER_BATCH);
   c.close();
 });

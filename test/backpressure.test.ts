@@ -1,16 +1,11 @@
 // A reader that stops reading must not make the relay buffer without bound: once its queue
 // passes limits.maxOutboundBytes it is closed, and other subscribers keep getting every event.
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { connect } from "node:net";
 import { getPublicKey } from "nostr-tools/pure";
-import type { TestRelay } from "./harness.ts";
 import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
 
-let relay: TestRelay;
-beforeAll(() => {
-  relay = startTestRelay({ "limits.maxOutboundBytes": "1048576" });
-});
-afterAll(() => relay.destroy());
+const relay = startTestRelay({ "limits.maxOutboundBytes": "1048576" });
 
 /** A WebSocket client by hand over TCP, so that it can stop reading. */
 async function stuckSubscriber(url: string, req: unknown[]) {

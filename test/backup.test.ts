@@ -3,8 +3,8 @@
 // writing to the copy: publish, a replaceable replacement, a NIP-09 deletion, a NIP-62 vanish,
 // `relay delete`, `relay import`. And `relay check`: clean on source, copy and backup; finds
 // damage injected into a stopped store and `--repair` fixes it.
-import { afterAll, describe, expect, test } from "bun:test";
-import { cpSync, rmSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { cpSync } from "node:fs";
 import { join } from "node:path";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
 import type { NostrEvent } from "../src/nostr/event.ts";
@@ -13,63 +13,10 @@ import { readU64, serialKey } from "../src/store/keys.ts";
 import { closeStore, indexEntries, openStore } from "../src/store/store.ts";
 import { Gen } from "./gen.ts";
 import { RawClient, tempDir } from "./harness.ts";
+import { cliSync, serve, stop } from "./procs.ts";
 
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-function dir(): string {
-  const d = tempDir("relay-backup-");
-  dirs.push(d);
-  return d;
-}
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-function relay(args: string[], stdin?: string): Run {
-  const p = Bun.spawnSync([process.execPath, MAIN, ...args], {
-    env: { ...process.env, NO_COLOR: "1" },
-    stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
-  });
-  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
-}
-
-/** A relay process on `data`; resolves once it listens. */
-async function serve(data: string) {
-  const proc = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0", "--data", data], {
-    env: { ...process.env, NO_COLOR: "1" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const stderr = new Response(proc.stderr).text();
-  const reader = proc.stdout.getReader();
-  let out = "";
-  while (!/listening on ws:\/\/\S+/.test(out)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`relay exited ${await proc.exited}: ${await stderr}`);
-    out += new TextDecoder().decode(value);
-  }
-  // Keep reading, so a relay that logs more never blocks on a full pipe.
-  void (async () => {
-    while (!(await reader.read()).done);
-  })();
-  const url = /listening on (ws:\/\/\S+)/.exec(out)![1]!;
-  return {
-    proc,
-    url,
-    async stop() {
-      proc.kill("SIGTERM");
-      const code = await proc.exited;
-      // What a relay that did not exit cleanly printed, in the failure itself.
-      expect({ code, stderr: code === 0 ? "" : await stderr }).toEqual({ code: 0, stderr: "" });
-    },
-  };
-}
+const dir = (): string => tempDir("relay-backup-");
+const relay = (args: string[], stdin?: string) => cliSync(args, { stdin });
 
 const jsonl = (events: NostrEvent[]): string => events.map((e) => `${JSON.stringify(e)}\n`).join("");
 const sign = (sk: Uint8Array, kind: number, created_at: number, tags: string[][] = [], content = "") =>
@@ -168,7 +115,7 @@ async function exercise(data: string): Promise<void> {
   expect(await c.req("gone", { ids: [doomed.id, note.id] })).toEqual([note.id]);
   expect(await c.req("vanished", { authors: [vanisher.pk] })).toEqual([vanish.id]);
   c.close();
-  await r.stop();
+  await stop(r);
 
   const fresh = Array.from({ length: 20 }, (_, i) => sign(removed.sk, 1, t + 10 + i, [], `again ${i}`));
   const imp = relay(["import", "-", "--no-verify", "--quiet", "--json", "--data", data], jsonl(fresh));
@@ -222,7 +169,7 @@ describe("relay compact and relay backup make copies a relay can write to", () =
     publishing = false;
     await publisher;
     c.close();
-    await r.stop();
+    await stop(r);
     expect([b.code, b.err]).toEqual([0, ""]);
     expect(JSON.parse(b.out)).toMatchObject({ ok: true, problems: [] });
 
@@ -248,7 +195,7 @@ describe("relay check", () => {
     const d = filledStore();
     // Bring the derived indexes up to the log (a relay start does), then damage the stopped store.
     const r = await serve(d);
-    await r.stop();
+    await stop(r);
     const s = openStore(d);
     let victim: { serial: number; e: NostrEvent } | undefined;
     let lost: { serial: number; e: NostrEvent } | undefined;
@@ -301,13 +248,13 @@ describe("relay check", () => {
       }),
     ).toEqual([victim!.e.id]);
     c.close();
-    await r2.stop();
+    await stop(r2);
   }, 180_000);
 
   test("rebuilds the REQ indexes when more than a tenth of the events lost their entries", async () => {
     const d = filledStore();
     const r = await serve(d);
-    await r.stop();
+    await stop(r);
     const s = openStore(d);
     const events = s.events.getKeysCount();
     await s.derived.transaction(() => s.time.clearSync());
@@ -336,7 +283,7 @@ describe("relay check", () => {
     const unwrap = sign(writer.sk, 5, T0 + 40_005, [["e", wrap.id]]);
     for (const e of [note, deletion, old, vanish, wrap, unwrap]) expect((await okWithin(c, e))[2]).toBe(true);
     c.close();
-    await r.stop();
+    await stop(r);
     // Put both back into the log directly, with new serials, as a bad restore or a bug could.
     const s = openStore(d);
     let serial = s.lastSerial;
@@ -400,7 +347,7 @@ describe("relay check", () => {
     expect((await okWithin(c, after))[2]).toBe(true);
     expect(await c.req("later", { authors: [writer.pk], since: T0 + 20_000 })).toEqual([after.id]);
     c.close();
-    await r.stop();
+    await stop(r);
   }, 180_000);
 
   test("a relay started on a data.mdb restored under a newer derived/ rebuilds it and finds what it stores next", async () => {
@@ -420,7 +367,7 @@ describe("relay check", () => {
     expect(await c.req("tag", { "#t": ["later"] })).toEqual([after.id]);
     expect(await c.req("later", { authors: [writer.pk], since: T0 + 20_000 })).toEqual([after.id]);
     c.close();
-    await r.stop();
+    await stop(r);
     expect(check(dest)).toMatchObject({ code: 0, report: { ok: true, problems: {} } });
   }, 180_000);
 

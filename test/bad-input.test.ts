@@ -2,18 +2,15 @@
 // stays usable: malformed JSON, unknown verbs, wrong arity or types, bad filters, long ids,
 // oversized frames.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { TestRelay } from "./harness.ts";
 import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
 
-let relay: TestRelay;
+const relay = startTestRelay({ "limits.maxMessageBytes": "4096", "limits.maxFilterValues": "10" });
 let c: RawClient;
 beforeAll(async () => {
-  relay = startTestRelay({ "limits.maxMessageBytes": "4096", "limits.maxFilterValues": "10" });
   c = await RawClient.connect(relay.url);
 });
-afterAll(async () => {
+afterAll(() => {
   c.close();
-  await relay.destroy();
 });
 
 /** Sends raw text and returns the next frame that answers it. */

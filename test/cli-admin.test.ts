@@ -1,52 +1,27 @@
 // `relay admin` as operators run it: a real process calling a relay started in this process
 // over HTTP, signing with the key from RELAY_NSEC or --nsec-file.
-import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { noteEncode, npubEncode, nsecEncode } from "nostr-tools/nip19";
 import { getPublicKey } from "nostr-tools/pure";
 import { newKey, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
+import { cli } from "./procs.ts";
 
 // Real servers and processes on a shared 2-core machine: wait generously, never on a clock.
 setDefaultTimeout(60_000);
 
-const ROOT = new URL("..", import.meta.url).pathname;
 const SLOW = 60_000;
 
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
 /** Runs the CLI without blocking this process, whose event loop serves the relay under test. */
-async function relay(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const { RELAY_NSEC: _, ...rest } = process.env;
-  const p = Bun.spawn([process.execPath, "src/main.ts", ...args], {
-    cwd: ROOT,
-    env: { ...rest, NO_COLOR: "1", ...env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(p.stdout).text(),
-    new Response(p.stderr).text(),
-    p.exited,
-  ]);
-  return { code, out, err };
-}
+const relay = (args: string[], env: Record<string, string> = {}) => cli(args, { env });
 
 const admin = newKey();
 const r = startTestRelay({ "management.admins": getPublicKey(admin) });
 const http = r.url.replace("ws://", "http://");
 const asAdmin = { RELAY_NSEC: nsecEncode(admin) };
 const dir = tempDir("relay-admin-");
-afterAll(async () => {
-  await r.destroy();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 describe("relay admin", () => {
   test(

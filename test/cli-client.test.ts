@@ -1,58 +1,22 @@
 // The client commands as people run them: `relay req`, `relay publish` and `relay doctor` spawned
 // as real processes against relays started in this process (loopback only), plus a few tiny
 // fake servers for the failures a real relay does not produce (untrusted TLS, silence, no NIP-11).
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { nsecEncode } from "nostr-tools/nip19";
 import { getPublicKey } from "nostr-tools/pure";
-import { newKey, now, RawClient, signed, startTestRelay, type TestRelay, tempDir } from "./harness.ts";
+import { newKey, now, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
+import { cli, spawnCli, until } from "./procs.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
 const SLOW = 20_000;
 
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
 /** Runs the CLI without blocking this process, whose event loop serves the relays under test. */
-async function relay(
-  args: string[],
-  opts: { env?: Record<string, string>; stdin?: string } = {},
-): Promise<Run> {
-  const { RELAY_NSEC: _, ...env } = process.env;
-  const p = Bun.spawn([process.execPath, "src/main.ts", ...args], {
-    cwd: ROOT,
-    env: { ...env, NO_COLOR: "1", ...opts.env },
-    stdin: opts.stdin === undefined ? "ignore" : Buffer.from(opts.stdin),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(p.stdout).text(),
-    new Response(p.stderr).text(),
-    p.exited,
-  ]);
-  return { code, out, err };
-}
+const relay = cli;
 
 const lines = (out: string): string[] => (out === "" ? [] : out.trimEnd().split("\n"));
 const ids = (out: string): string[] => lines(out).map((l) => (JSON.parse(l) as { id: string }).id);
-
-const relays: TestRelay[] = [];
-const dirs: string[] = [];
-function started(flags: Record<string, string> = {}): TestRelay {
-  const r = startTestRelay(flags);
-  relays.push(r);
-  return r;
-}
-afterAll(async () => {
-  for (const r of relays) await r.destroy().catch(() => {});
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 /** A port that was just in use and now refuses connections. */
 async function closedPort(): Promise<number> {
@@ -63,11 +27,10 @@ async function closedPort(): Promise<number> {
 }
 
 describe("relay req", () => {
-  let r: TestRelay;
+  const r = startTestRelay();
   const sk = newKey();
   const stored: { id: string; kind: number; created_at: number }[] = [];
   beforeAll(async () => {
-    r = started();
     const c = await RawClient.connect(r.url);
     for (const [i, kind] of [1, 1, 7, 1].entries()) {
       const e = signed(sk, { kind, created_at: now() - 100 + i, content: `event ${i}` });
@@ -104,28 +67,15 @@ describe("relay req", () => {
   test(
     "keeps printing live events after EOSE with --stream until the timeout, then exits 0",
     async () => {
-      const p = Bun.spawn(
-        [process.execPath, "src/main.ts", "req", r.url, '{"kinds":[1]}', "--stream", "--timeout", "2"],
-        { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
-      );
-      const reader = p.stdout.getReader();
-      let text = "";
+      const p = spawnCli(["req", r.url, '{"kinds":[1]}', "--stream", "--timeout", "2"]);
       // The stored events come first; once one is here the subscription is live on the relay.
-      while (!text.includes("\n")) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += new TextDecoder().decode(value);
-      }
+      await until("a first line", () => p.stdout().includes("\n") || p.proc.exitCode !== null);
       const live = signed(sk, { kind: 1, content: "live" });
       const c = await RawClient.connect(r.url);
       expect((await c.publish(live))[2]).toBe(true);
       c.close();
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        text += new TextDecoder().decode(value);
-      }
-      expect(await p.exited).toBe(0);
+      expect(await p.exited()).toBe(0);
+      const text = p.stdout();
       expect(ids(text).slice(-1)).toEqual([live.id]);
       expect(ids(text)).toHaveLength(stored.filter((e) => e.kind === 1).length + 1);
     },
@@ -154,7 +104,7 @@ describe("relay req", () => {
   test(
     "prints the CLOSED reason on stderr and exits 1 when the relay refuses the REQ",
     async () => {
-      const authed = started({ "auth.reads": "true" });
+      const authed = startTestRelay({ "auth.reads": "true" });
       const res = await relay(["req", authed.url, "{}"]);
       expect(res.code).toBe(1);
       expect(res.out).toBe("");
@@ -175,10 +125,7 @@ describe("relay req", () => {
 });
 
 describe("relay publish", () => {
-  let r: TestRelay;
-  beforeAll(() => {
-    r = started();
-  });
+  const r = startTestRelay();
 
   test(
     "signs with the key from RELAY_NSEC, publishes, prints OK true and exits 0",
@@ -225,7 +172,6 @@ describe("relay publish", () => {
     "takes a hex key from --nsec-file too",
     async () => {
       const d = tempDir("relay-cli-client-");
-      dirs.push(d);
       const file = join(d, "key");
       writeFileSync(file, `${bytesToHex(newKey())}\n`, { mode: 0o600 });
       const res = await relay(["publish", r.url, "--nsec-file", file, "--content", "from a file"]);
@@ -250,7 +196,6 @@ describe("relay publish", () => {
     "prints OK false with the relay's reason and exits 1 for an event dated far in the future",
     async () => {
       const d = tempDir("relay-cli-client-");
-      dirs.push(d);
       const file = join(d, "future.json");
       const e = signed(newKey(), { created_at: now() + 86_400 });
       writeFileSync(file, JSON.stringify(e));
@@ -293,7 +238,7 @@ describe("relay req and relay publish with NIP-42 AUTH", () => {
   test(
     "publish authenticates with its key on auth-required:, sends the event again and exits 0",
     async () => {
-      const r = started({ "auth.writes": "true" });
+      const r = startTestRelay({ "auth.writes": "true" });
       const sk = newKey();
       const res = await relay(["publish", r.url, "--content", "authenticated"], {
         env: { RELAY_NSEC: nsecEncode(sk) },
@@ -312,9 +257,8 @@ describe("relay req and relay publish with NIP-42 AUTH", () => {
   test(
     "publish --event-file authenticates with --nsec-file, and without a key prints the refusal and exits 1",
     async () => {
-      const r = started({ "auth.writes": "true" });
+      const r = startTestRelay({ "auth.writes": "true" });
       const d = tempDir("relay-cli-client-");
-      dirs.push(d);
       const keyFile = join(d, "key");
       writeFileSync(keyFile, nsecEncode(newKey()), { mode: 0o600 });
       const e = signed(newKey(), { content: "signed elsewhere" });
@@ -334,7 +278,7 @@ describe("relay req and relay publish with NIP-42 AUTH", () => {
   test(
     "req on an auth.reads relay authenticates with RELAY_NSEC, gets its events and exits 0; without a key exits 1",
     async () => {
-      const r = started({ "auth.reads": "true" });
+      const r = startTestRelay({ "auth.reads": "true" });
       const sk = newKey();
       const e = signed(sk, { content: "members only" });
       const c = await RawClient.connect(r.url);
@@ -356,7 +300,7 @@ describe("relay req and relay publish with NIP-42 AUTH", () => {
   test(
     "req for a restricted kind authenticates and gets only the DMs its key may read",
     async () => {
-      const r = started();
+      const r = startTestRelay();
       const author = newKey();
       const recipient = newKey();
       const dm = signed(author, { kind: 4, tags: [["p", getPublicKey(recipient)]], content: "secret" });
@@ -378,7 +322,7 @@ describe("relay doctor", () => {
   test(
     "reports a healthy relay's NIP-11 document and REQ round trip time, and exits 0",
     async () => {
-      const r = started();
+      const r = startTestRelay();
       const c = await RawClient.connect(r.url);
       await c.publish(signed(newKey()));
       c.close();
@@ -409,7 +353,7 @@ describe("relay doctor", () => {
   test(
     "says 'no events' when an empty relay answers EOSE with nothing, and still calls it healthy",
     async () => {
-      const res = await relay(["doctor", started().url]);
+      const res = await relay(["doctor", startTestRelay().url]);
       expect(res.code).toBe(0);
       expect(res.out).toContain("no events");
     },
@@ -430,7 +374,7 @@ describe("relay doctor", () => {
   test(
     "reports the REQ refused and exits 1 when the relay requires AUTH for reads",
     async () => {
-      const res = await relay(["doctor", started({ "auth.reads": "true" }).url]);
+      const res = await relay(["doctor", startTestRelay({ "auth.reads": "true" }).url]);
       expect(res.code).toBe(1);
       expect(res.out).toContain('REQ refused: CLOSED "auth-required:');
       expect(res.out).toContain("NIP-42 AUTH");

@@ -2,17 +2,16 @@
 // with tiny chunks, so every cursor crosses many chunk boundaries, each filter must yield exactly
 // what the naive matcher finds, in (created_at, arrival) order, each event once.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
+import { countByKind, scanOldestFirst, storedId, timeBounds } from "../src/indexes/scan.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import type { Filter } from "../src/nostr/filter.ts";
 import { matchFilter } from "../src/nostr/filter.ts";
 import { removeBySerial } from "../src/store/lifecycle.ts";
-import { countByKind, scanOldestFirst, storedId, timeBounds } from "../src/store/scan.ts";
 import { writeTxn } from "../src/store/serials.ts";
-import type { Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
+import type { Store } from "../src/store/types.ts";
 import { Writer } from "../src/store/writer.ts";
 import { tempDir } from "./harness.ts";
 
@@ -34,18 +33,14 @@ const EVENTS: NostrEvent[] = Array.from({ length: 120 }, (_, i) => {
   return sign(i, [1, 7, 6][i % 3]!, BASE + Math.floor(i / 4), tags);
 });
 
-let dir: string;
+const dir = tempDir("relay-scan-");
 let s: Store;
 beforeAll(async () => {
-  dir = tempDir("relay-scan-");
   s = openStore(dir);
   const w = new Writer(s, 1000, () => {});
   await Promise.all(EVENTS.map((e) => w.submit(e, storedJson(e))));
 });
-afterAll(async () => {
-  await closeStore(s);
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => closeStore(s));
 
 const naive = (f: Filter): string[] =>
   EVENTS.map((e, i) => ({ e, i }))

@@ -1,8 +1,8 @@
 // The data commands as operators run them: `relay import`, `export`, `stats`, `compact` and
 // `delete` spawned as real processes on temporary data directories, checked against the strfry
 // fixture (../shared/fixtures beside the repository) and against generated events.
-import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
 import { storedJson } from "../src/nostr/canonical.ts";
@@ -12,6 +12,7 @@ import { hasEntry } from "../src/store/index-db.ts";
 import { readU64, replaceableKey, serialKey, tagPrefix } from "../src/store/keys.ts";
 import { closeStore, indexEntries, openStore } from "../src/store/store.ts";
 import { RawClient, startTestRelay, tempDir } from "./harness.ts";
+import { cliSync } from "./procs.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const FIXTURE = new URL("../../shared/fixtures/strfry-export-2896.jsonl", import.meta.url).pathname;
@@ -19,30 +20,8 @@ const HAVE_FIXTURE = existsSync(FIXTURE);
 const withFixture = (name: string): string =>
   HAVE_FIXTURE ? name : `${name} [SKIPPED: fixture not found at ${FIXTURE}]`;
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-function dir(): string {
-  const d = tempDir("relay-cli-data-");
-  dirs.push(d);
-  return d;
-}
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-function relay(args: string[], stdin?: string): Run {
-  const p = Bun.spawnSync([process.execPath, "src/main.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, NO_COLOR: "1" },
-    stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
-  });
-  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
-}
+const dir = (): string => tempDir("relay-cli-data-");
+const relay = (args: string[], stdin?: string) => cliSync(args, { stdin });
 
 interface ImportSummary {
   lines: number;
@@ -112,8 +91,7 @@ const GENERATED: NostrEvent[] = (() => {
   return out;
 })();
 
-function generatedRelay(): string {
-  const d = dir();
+function generatedRelay(d = dir()): string {
   const s = importJson(["--data", d], jsonl(GENERATED));
   expect(s.accepted).toBe(GENERATED.length);
   return d;
@@ -123,15 +101,16 @@ function generatedRelay(): string {
 
 const FIXTURE_LINES: string[] = HAVE_FIXTURE ? readFileSync(FIXTURE, "utf8").trimEnd().split("\n") : [];
 const FIXTURE_EVENTS: NostrEvent[] = FIXTURE_LINES.map((l) => JSON.parse(l) as NostrEvent);
-let fixtureData: string | undefined;
+// Made here, not in the first test that fills it, so that it outlives that test.
+const fixtureData = dir();
+let fixtureFilled = false;
 /** One relay with the fixture imported (with signature checks), shared by the read-only tests. */
 function fixtureRelay(): string {
-  if (fixtureData) return fixtureData;
-  const d = dir();
-  const s = importJson([FIXTURE, "--data", d]);
+  if (fixtureFilled) return fixtureData;
+  const s = importJson([FIXTURE, "--data", fixtureData]);
   expect(s).toMatchObject({ lines: 2896, accepted: 2896, duplicate: 0, older: 0, invalid: 0, problems: [] });
-  fixtureData = d;
-  return d;
+  fixtureFilled = true;
+  return fixtureData;
 }
 
 describe("relay import of the strfry fixture", () => {
@@ -195,9 +174,49 @@ describe("relay import of the strfry fixture", () => {
       expect(s.databases.replaceable.entries).toBe(addressed);
       expect(s.databases.events.bytes).toBeGreaterThan(2_000_000);
       expect(s.file.bytes).toBe(statSync(join(d, "data.mdb")).size);
+      // the walk of both files: each page is a database's, LMDB's own or free
+      type Db = { pages: { branch: number; leaf: number; overflow: number }; space: { pages: number } };
+      const lmdbPages = (db: Db) => db.pages.branch + db.pages.leaf + db.pages.overflow;
+      for (const [f, dbs] of [
+        [s.space.log, s.databases],
+        [s.space.derived, s.derived],
+      ] as [
+        {
+          complete: boolean;
+          pages: number;
+          pageSize: number;
+          bytes: number;
+          lmdb: { pages: number };
+          free: { pages: number; unlisted: number };
+        },
+        Record<string, Db>,
+      ][]) {
+        expect([f.complete, f.free.unlisted]).toEqual([true, 0]);
+        const inDbs = Object.values(dbs).reduce((a, db) => a + db.space.pages, 0);
+        expect(inDbs + f.lmdb.pages + f.free.pages).toBe(f.pages);
+        expect(f.bytes).toBe(f.pages * f.pageSize);
+      }
+      expect(s.space.log.bytes).toBe(s.file.bytes);
+      expect(s.space.derived.bytes).toBe(statSync(join(d, "derived", "data.mdb")).size);
+      // plain databases: the walk agrees with LMDB's statistics; DUPSORT ones: it adds the sub-databases
+      for (const db of ["events", "ids", "replaceable"])
+        expect([db, s.databases[db].space.pages]).toEqual([db, lmdbPages(s.databases[db])]);
+      for (const db of ["ix_time", "ix_pubkey", "ix_kind", "ix_pubkind", "ix_tag"])
+        expect(s.derived[db].space.pages).toBeGreaterThanOrEqual(lmdbPages(s.derived[db]));
+      // ix_time: one key, 2,896 values of 16 bytes, at least 12 pages of them; LMDB's statistics: 1 page
+      expect(lmdbPages(s.derived.ix_time)).toBe(1);
+      expect(s.derived.ix_time.space.pages).toBeGreaterThanOrEqual(Math.ceil((2896 * 16) / 4072));
+      const roles = Object.values(s.roles as Record<string, { bytes: number }>).reduce(
+        (a, r) => a + r.bytes,
+        0,
+      );
+      expect(roles).toBe(s.space.log.bytes + s.space.derived.bytes);
+      expect(s.roles.bodies.bytes).toBe(s.databases.events.space.pages * s.space.log.pageSize);
       const text = relay(["stats", "--data", d]).out;
       expect(text).toContain("events    2,896");
       expect(text).toMatch(/\n1 +1,677\n/);
+      expect(text).toMatch(/\nfree +[\d,]+ +[\d.]+ [KM]iB +[\d.]+%\n/);
+      expect(text).toMatch(/\nevent bodies +[\d.]+ MiB +[\d.]+%\n/);
     },
     60_000,
   );
@@ -366,9 +385,11 @@ describe("relay import of generated and broken input", () => {
 
 describe("relay export", () => {
   const data = (() => {
-    let d: string | undefined;
+    const d = dir(); // here, to outlive the first test that fills it
+    let filled = false;
     return () => {
-      d ??= generatedRelay();
+      if (!filled) generatedRelay(d);
+      filled = true;
       return d;
     };
   })();
@@ -433,14 +454,9 @@ describe("relay export", () => {
   test("the summary goes to stderr; stdout closed early (| head) is not an error", () => {
     const r = relay(["export", "--data", data()]);
     expect(r.err).toMatch(/^exported 80 events in [\d.]+ s \([\d,]+ events\/s\)\n$/);
-    const p = Bun.spawnSync(
-      ["sh", "-c", `"${process.execPath}" src/main.ts export --data "${data()}" | head -n 1`],
-      {
-        cwd: ROOT,
-      },
-    );
-    expect(p.exitCode).toBe(0);
-    expect(p.stdout.toString()).toBe(`${storedJson(oldestFirst(GENERATED)[0]!)}\n`);
+    const p = cliSync(["export", "--data", data()], { via: ["sh", "-c", '"$@" | head -n 1', "sh"] });
+    expect(p.code).toBe(0);
+    expect(p.out).toBe(`${storedJson(oldestFirst(GENERATED)[0]!)}\n`);
   });
 });
 
@@ -505,7 +521,6 @@ describe("relay delete", () => {
 
     // A running relay on the same data finds none of them by id, author, kind or tag.
     const r = startTestRelay({}, d);
-    dirs.splice(dirs.indexOf(d), 1); // destroy() removes it
     const c = await RawClient.connect(r.url);
     try {
       const ask = async (f: object) => c.req(`q${Math.random()}`, { ...f, limit: 1000 });

@@ -3,8 +3,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
+import { cliSync, listen } from "./procs.ts";
 
 /** The nats-server binary, or undefined (the cluster tests skip). */
 export const NATS_SERVER = Bun.which("nats-server") ?? undefined;
@@ -72,10 +71,9 @@ export class Node {
     return `http://127.0.0.1:${this.port}`;
   }
   async start(): Promise<void> {
-    this.proc = Bun.spawn(
+    // Not killed after the test that starts it: nodes start in beforeAll and restart in tests.
+    const s = await listen(
       [
-        process.execPath,
-        MAIN,
         "--port",
         String(this.port),
         "--data",
@@ -90,10 +88,10 @@ export class Node {
         "false",
         ...this.args,
       ],
-      { stdout: "pipe", stderr: "pipe" },
+      { keep: true },
     );
-    const out = await waitFor(this.proc.stdout, /listening on ws:\/\/\S+/, `relay ${this.name}`);
-    this.url = /listening on (ws:\/\/\S+)/.exec(out)![1]!;
+    this.proc = s.proc;
+    this.url = s.url;
   }
   async kill(signal: "SIGKILL" | "SIGTERM" = "SIGTERM"): Promise<void> {
     this.proc?.kill(signal);
@@ -108,9 +106,9 @@ export class Node {
   }
   /** `relay export` of this node's data, as sorted lines. */
   export(): string[] {
-    const p = Bun.spawnSync([process.execPath, MAIN, "export", "--quiet", "--data", join(this.dir, "db")]);
-    if (p.exitCode !== 0) throw new Error(`export failed: ${p.stderr.toString()}`);
-    return p.stdout.toString().split("\n").filter(Boolean).sort();
+    const p = cliSync(["export", "--quiet", "--data", join(this.dir, "db")]);
+    if (p.code !== 0) throw new Error(`export failed: ${p.err}`);
+    return p.out.split("\n").filter(Boolean).sort();
   }
 }
 

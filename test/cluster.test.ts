@@ -9,6 +9,7 @@ import type { Event } from "nostr-tools/pure";
 import { getPublicKey } from "nostr-tools/pure";
 import { converged, NATS_SERVER, Nats, Node, until } from "./cluster-nodes.ts";
 import { newKey, now, RawClient, signed, tempDir } from "./harness.ts";
+import { cli } from "./procs.ts";
 
 if (!NATS_SERVER)
   console.log("cluster tests skip: nats-server is not installed (apt-get install nats-server)");
@@ -46,12 +47,17 @@ async function sendAll(
 }
 
 describe.skipIf(!NATS_SERVER)("a cluster of relay nodes through NATS JetStream", () => {
-  const dir = tempDir("relay-cluster-");
-  const nats = new Nats(join(dir, "nats"));
   let a: Node;
   let b: Node;
   let c: Node;
   const extra: Node[] = [];
+  // Registered before tempDir's removal of dir, so that it runs first (afterAll hooks run in order).
+  afterAll(async () => {
+    await Promise.all([a, b, c, ...extra].map((n) => n?.kill("SIGKILL")));
+    await nats.stop();
+  });
+  const dir = tempDir("relay-cluster-");
+  const nats = new Nats(join(dir, "nats"));
 
   beforeAll(async () => {
     await nats.start();
@@ -64,12 +70,6 @@ describe.skipIf(!NATS_SERVER)("a cluster of relay nodes through NATS JetStream",
       "every node to connect",
     );
   }, 120_000);
-
-  afterAll(async () => {
-    await Promise.all([a, b, c, ...extra].map((n) => n?.kill("SIGKILL")));
-    await nats.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
 
   test("an event published to node A is delivered live to subscribers on B and C and stored on all three", async () => {
     const sk = newKey();
@@ -95,19 +95,10 @@ describe.skipIf(!NATS_SERVER)("a cluster of relay nodes through NATS JetStream",
     const filter = { authors: [getPublicKey(sk)] };
     const onC = await subscribe(c.url, "imported", filter);
     const events = Array.from({ length: 20 }, (_, i) => signed(sk, { content: `imported ${i}` }));
-    const imp = Bun.spawn(
-      [
-        process.execPath,
-        new URL("../src/main.ts", import.meta.url).pathname,
-        "import",
-        "-",
-        "--quiet",
-        "--data",
-        join(a.dir, "db"),
-      ],
-      { stdin: Buffer.from(events.map((e) => JSON.stringify(e)).join("\n")), stdout: "pipe", stderr: "pipe" },
-    );
-    expect(await imp.exited).toBe(0);
+    const imp = await cli(["import", "-", "--quiet", "--data", join(a.dir, "db")], {
+      stdin: events.map((e) => JSON.stringify(e)).join("\n"),
+    });
+    expect(imp.code).toBe(0);
     const want = new Set(events.map((e) => e.id));
     await until(async () => {
       const got = onC.frames

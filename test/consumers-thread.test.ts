@@ -3,43 +3,30 @@
 // reply comes, the runner drops the batch it applied from memory. These check that a reader in
 // that very turn of the event loop, whose read transaction was opened before the thread
 // committed, still finds every event: on disk or among the views, never in neither.
-import { afterEach, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { expect, test } from "bun:test";
 import { loadConfig } from "../src/config/load.ts";
-import type { Derived } from "../src/derived.ts";
-import { openDerived } from "../src/derived.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
+import { INDEXES } from "../src/indexes/indexes.ts";
+import type { QueryOptions } from "../src/indexes/query.ts";
+import { countQuery, runQuery } from "../src/indexes/query.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import { readWatermark } from "../src/store/consumer.ts";
-import { INDEXES } from "../src/store/indexes.ts";
-import type { QueryOptions } from "../src/store/query.ts";
-import { countQuery, runQuery } from "../src/store/query.ts";
-import type { Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
 import { Writer } from "../src/store/writer.ts";
-import { newKey, now, signed } from "./harness.ts";
-
-const dirs: string[] = [];
-const open: { s: Store; d: Derived }[] = [];
-afterEach(async () => {
-  for (const { s, d } of open.splice(0)) {
-    await d.runner.stop();
-    await closeStore(s);
-  }
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
+import { cleanup, newKey, now, signed, tempDir } from "./harness.ts";
 
 // Batches are applied only when the test flushes.
 const configFor = (data: string) =>
   loadConfig({ flags: { data, "consumers.intervalMs": "1000000", "consumers.maxBatch": "1000000" } });
 
 test("a reader in the turn the consumers' thread reports a batch applied finds all of it", async () => {
-  const dir = mkdtempSync(join(tmpdir(), "consumers-thread-"));
-  dirs.push(dir);
+  const dir = tempDir("consumers-thread-");
   const s = openStore(dir);
-  const d = openDerived(s, configFor(dir), { thread: true, log: () => {} });
-  open.push({ s, d });
+  const d = openConsumers(s, configFor(dir), { thread: true, log: () => {} });
+  cleanup(async () => {
+    await d.runner.stop();
+    await closeStore(s);
+  });
   const writer = new Writer(s, 100, (stored, removed, high) => d.runner.committed(stored, removed, high));
   const sk = newKey();
   const t0 = now();

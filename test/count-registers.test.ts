@@ -4,19 +4,18 @@
 // every checkpoint (the consumer behind, caught up, after the expiry purge) each record the
 // consumer answers has the exact count and registers, and every COUNT answer equals the recount.
 import { describe, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
 import { loadConfig } from "../src/config/load.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
 import { countAnswer } from "../src/count/answer.ts";
 import { Hll, hllOffset } from "../src/count/hll.ts";
 import { recordKey } from "../src/count/registers.ts";
 import { HLL_SHAPES } from "../src/count/shapes.ts";
-import { openDerived } from "../src/derived.ts";
+import type { QueryOptions } from "../src/indexes/query.ts";
+import { scanOldestFirst } from "../src/indexes/scan.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
-import type { QueryOptions } from "../src/store/query.ts";
-import { scanOldestFirst } from "../src/store/scan.ts";
-import type { Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
+import type { Store } from "../src/store/types.ts";
 import { Writer } from "../src/store/writer.ts";
 import { Gen } from "./gen.ts";
 import { tempDir } from "./harness.ts";
@@ -106,10 +105,10 @@ function recount(live: NostrEvent[], shape: number, value: string): { count: num
 /** The stored events readers may see, and the query options to count them as a relay would. */
 function visible(
   store: Store,
-  derived: ReturnType<typeof openDerived>,
+  consumers: ReturnType<typeof openConsumers>,
   writer: Writer,
 ): { live: NostrEvent[]; o: QueryOptions } {
-  const hidden = derived.expiration.hidden;
+  const hidden = consumers.expiration.hidden;
   const live = [...scanOldestFirst(store, {})]
     .filter((x) => !hidden(x.serial))
     .map((x) => JSON.parse(x.json.toString("utf8")) as NostrEvent);
@@ -119,7 +118,7 @@ function visible(
     maxLimit: 1000,
     yieldEvery: 256,
     hidden,
-    anyHidden: derived.expiration.anyHidden,
+    anyHidden: consumers.expiration.anyHidden,
   };
   return { live, o };
 }
@@ -131,18 +130,18 @@ describe("NIP-45 registers kept by a consumer", () => {
       const { events, values } = stream(g);
       const dir = tempDir("registers-");
       const store = openStore(dir);
-      const derived = openDerived(store, LAGGING, { log: () => {} });
-      const writer = new Writer(store, 64, (st, rm) => derived.runner.committed(st, rm));
+      const consumers = openConsumers(store, LAGGING, { log: () => {} });
+      const writer = new Writer(store, 64, (st, rm) => consumers.runner.committed(st, rm));
       let answered = 0;
       const check = async (when: string) => {
         await writer.drain();
-        const { live, o } = visible(store, derived, writer);
+        const { live, o } = visible(store, consumers, writer);
         for (let shape = 0; shape < HLL_SHAPES.length; shape++) {
           const { tag, kinds } = HLL_SHAPES[shape]!;
           for (const value of values.get(tag) ?? []) {
             const want = recount(live, shape, value);
             const label = `${when}: ${tag} ${kinds} ${value.slice(0, 12)}`;
-            const kept = derived.registers!.read(recordKey(shape, tag, value), o.hwm);
+            const kept = consumers.registers!.read(recordKey(shape, tag, value), o.hwm);
             if (kept) {
               answered++;
               expect([label, kept.count, Buffer.from(kept.registers).toString("hex")]).toEqual([
@@ -155,7 +154,7 @@ describe("NIP-45 registers kept by a consumer", () => {
               store,
               [{ tags: [[tag, [value]]], kinds: [...kinds] }],
               o,
-              derived.registers,
+              consumers.registers,
             );
             expect([label, got]).toEqual([label, want]);
           }
@@ -166,22 +165,21 @@ describe("NIP-45 registers kept by a consumer", () => {
           const chunk = events.slice(i, i + 1 + g.int(60));
           i += chunk.length;
           await Promise.all(chunk.map((e) => writer.submit(e, storedJson(e))));
-          if (g.chance(0.3)) await derived.runner.flush();
+          if (g.chance(0.3)) await consumers.runner.flush();
           if (g.chance(0.1)) await check(`after ${i} events`);
         }
         await check("with the consumer behind");
-        await derived.runner.settle();
+        await consumers.runner.settle();
         await check("caught up");
-        await writer.task((s) => derived.expiration.purge(s, NOW, 10_000));
+        await writer.task((s) => consumers.expiration.purge(s, NOW, 10_000));
         await check("after the purge, behind");
-        await derived.runner.settle();
+        await consumers.runner.settle();
         await check("after the purge, caught up");
         expect(answered).toBeGreaterThan(0);
       } finally {
         await writer.drain();
-        await derived.runner.stop();
+        await consumers.runner.stop();
         await closeStore(store);
-        rmSync(dir, { recursive: true, force: true });
       }
     });
 
@@ -192,42 +190,38 @@ describe("NIP-45 registers kept by a consumer", () => {
     const answers = async (registersOn: boolean, add: readonly NostrEvent[]) => {
       const config = loadConfig({ flags: { "count.registers": String(registersOn) } });
       const store = openStore(dir);
-      const derived = openDerived(store, config, { log: () => {} });
-      const writer = new Writer(store, 64, (st, rm) => derived.runner.committed(st, rm));
+      const consumers = openConsumers(store, config, { log: () => {} });
+      const writer = new Writer(store, 64, (st, rm) => consumers.runner.committed(st, rm));
       try {
         for (const e of add) await writer.submit(e, storedJson(e));
         await writer.drain();
-        await derived.runner.settle();
-        expect(derived.registers === undefined).toBe(!registersOn);
-        const { live, o } = visible(store, derived, writer);
+        await consumers.runner.settle();
+        expect(consumers.registers === undefined).toBe(!registersOn);
+        const { live, o } = visible(store, consumers, writer);
         let kept = 0;
         for (let shape = 0; shape < HLL_SHAPES.length; shape++) {
           const { tag, kinds } = HLL_SHAPES[shape]!;
           for (const value of values.get(tag) ?? []) {
             const want = recount(live, shape, value);
             const label = `${registersOn ? "on" : "off"}: ${tag} ${kinds} ${value.slice(0, 12)}`;
-            if (derived.registers?.read(recordKey(shape, tag, value), o.hwm)) kept++;
+            if (consumers.registers?.read(recordKey(shape, tag, value), o.hwm)) kept++;
             const filter = { tags: [[tag, [value]]] as [string, string[]][], kinds: [...kinds] };
-            const got = await countAnswer(store, [filter], o, derived.registers);
+            const got = await countAnswer(store, [filter], o, consumers.registers);
             expect([label, got]).toEqual([label, want]);
           }
         }
         return kept;
       } finally {
         await writer.drain();
-        await derived.runner.stop();
+        await consumers.runner.stop();
         await closeStore(store);
       }
     };
     const half = events.length / 2;
-    try {
-      expect(await answers(true, events.slice(0, half))).toBeGreaterThan(0);
-      // Off while replacements and deletions of events it had counted come and are purged.
-      expect(await answers(false, events.slice(half))).toBe(0);
-      // On again: what it kept is stale, so it is rebuilt from the log at start.
-      expect(await answers(true, [])).toBeGreaterThan(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    expect(await answers(true, events.slice(0, half))).toBeGreaterThan(0);
+    // Off while replacements and deletions of events it had counted come and are purged.
+    expect(await answers(false, events.slice(half))).toBe(0);
+    // On again: what it kept is stale, so it is rebuilt from the log at start.
+    expect(await answers(true, [])).toBeGreaterThan(0);
   });
 });

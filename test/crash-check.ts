@@ -86,7 +86,7 @@ export async function agreeing(url: string, dir: string, corpus: DataCorpus): Pr
   await checked(dir);
   const exp = await cli(["export", "--quiet", "--data", dir]);
   expect(exp.code).toBe(0);
-  const lines = exp.stdout.split("\n").filter((l) => l !== "");
+  const lines = exp.out.split("\n").filter((l) => l !== "");
   const exported = lines.map((l) => (JSON.parse(l) as Event).id);
   expect(exported.length).toBe(new Set(exported).size);
   expect(exported.filter((id) => !corpus.byId.has(id))).toEqual([]);
@@ -138,13 +138,13 @@ export async function importFile(
   file: string,
 ): Promise<{ accepted: number; duplicate: number }> {
   const r = await cli(["import", file, "--no-verify", "--json", "--quiet", "--data", dir]);
-  expect([r.code, r.stderr]).toEqual([0, ""]);
-  return JSON.parse(r.stdout) as { accepted: number; duplicate: number };
+  expect([r.code, r.err]).toEqual([0, ""]);
+  return JSON.parse(r.out) as { accepted: number; duplicate: number };
 }
 
 /** `relay check` finds nothing wrong in `dir` (safe beside a running relay). */
 export async function checked(dir: string): Promise<void> {
   const r = await cli(["check", "--json", "--data", dir]);
-  const rep = JSON.parse(r.stdout || "{}") as { ok?: boolean; problems?: unknown };
+  const rep = JSON.parse(r.out || "{}") as { ok?: boolean; problems?: unknown };
   expect([r.code, rep.ok, rep.problems]).toEqual([0, true, {}]);
 }

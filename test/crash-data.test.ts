@@ -10,7 +10,7 @@
 // - reindex and a relay rebuilding at start: the next start completes the indexes;
 // - compact and backup: the source is untouched and DEST holds no data.mdb unless it is a
 //   whole, checked copy; run again, the copy serves every event.
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { markStale } from "../src/store/consumer.ts";
@@ -19,32 +19,17 @@ import type { DataCorpus } from "./crash-check.ts";
 import { agreeing, dataCorpus, importFile } from "./crash-check.ts";
 import { Gen } from "./gen.ts";
 import { tempDir } from "./harness.ts";
-import type { Served } from "./procs.ts";
-import { cli, serve, spawnCli, until } from "./procs.ts";
+import { cli, serve, spawnCli, stop, until } from "./procs.ts";
 
 const SEEDS = Number(process.env.CRASH_SEEDS ?? 3);
 const FIRST_SEED = Number(process.env.CRASH_SEED ?? 11);
 const seeds = Array.from({ length: SEEDS }, (_, i) => FIRST_SEED + i);
 
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function newDir(): string {
-  const d = tempDir("relay-crash-");
-  dirs.push(d);
-  return d;
-}
+const newDir = (): string => tempDir("relay-crash-");
 
 /** A corpus file outside the data directory. */
 function corpusFor(seed: number): DataCorpus {
   return dataCorpus(newDir(), seed);
-}
-
-async function stop(r: Served): Promise<void> {
-  r.proc.kill("SIGTERM");
-  expect(await r.proc.exited).toBe(0);
 }
 
 /** The log and indexes agree: at once without a relay beside, else once it has followed. */
@@ -163,7 +148,7 @@ describe("kill -9 during relay delete", () => {
       );
       const rest = await cli(["delete", "--filter", '{"kinds":[1]}', "--data", dir]);
       expect(rest.code).toBe(0);
-      expect(rest.stdout.split("\n").filter((l) => l !== "").length).toBe(notes.length - gone.length);
+      expect(rest.out.split("\n").filter((l) => l !== "").length).toBe(notes.length - gone.length);
       const left = await settled(relay.url, dir, corpus);
       expect([...left].sort()).toEqual(
         corpus.events
@@ -252,7 +237,7 @@ describe("kill -9 during relay compact and relay backup", () => {
         let finished = cp.proc.exitCode === 0;
         if (!existsSync(join(dest, "data.mdb"))) {
           const again = await cli([command, dest, "--json", "--data", dir]);
-          expect([again.code, JSON.parse(again.stdout).ok]).toEqual([0, true]);
+          expect([again.code, JSON.parse(again.out).ok]).toEqual([0, true]);
           finished = true;
         }
         // A run that finished leaves no staging; one killed after publishing, an empty one.

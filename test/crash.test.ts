@@ -6,19 +6,19 @@
 // acknowledged; `relay check` finds nothing; `relay export` lists each event once and importing it again adds nothing; the
 // counters equal a recount from scratch; and no search posting or REQ index entry points at a
 // removed event. The data commands' crash tests are in crash-data.test.ts.
-import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Event } from "nostr-tools/pure";
 import { getPublicKey } from "nostr-tools/pure";
 import { loadConfig } from "../src/config/load.ts";
-import { openDerived } from "../src/derived.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
 import { decodeBlock } from "../src/search/blocks.ts";
 import { markStale, readWatermark } from "../src/store/consumer.ts";
 import { allEntries } from "../src/store/index-db.ts";
 import { keySerial, readU64, serialKey } from "../src/store/keys.ts";
-import type { BinDb, Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
+import type { BinDb, Store } from "../src/store/types.ts";
 import { checked } from "./crash-check.ts";
 import { Gen } from "./gen.ts";
 import { newKey, now, RawClient, signed, tempDir } from "./harness.ts";
@@ -29,11 +29,6 @@ const FIRST_SEED = Number(process.env.CRASH_SEED ?? 11);
 const AUTHORS = 12;
 const CONNECTIONS = 4;
 const IN_FLIGHT = 40;
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
 
 const spawnRelay = serve;
 
@@ -178,7 +173,6 @@ describe("kill -9 during heavy ingest", () => {
       const g = new Gen(seed);
       const list = g.shuffle([...CORPUS.events]);
       const dir = tempDir();
-      dirs.push(dir);
       // Odd seeds: the derived indexes apply nothing before the kill, so the restart replays
       // every event; even seeds: they apply as usual, so the kill lands between batches.
       const lazy = seed % 2 === 1;
@@ -252,30 +246,29 @@ describe("kill -9 during heavy ingest", () => {
       // `relay check` finds nothing; the log lists each event once; importing it again adds nothing.
       await checked(dir);
       const exp = await cli(["export", "--quiet", "--data", dir]);
-      const exported = exp.stdout.split("\n").filter((l) => l !== "");
+      const exported = exp.out.split("\n").filter((l) => l !== "");
       const ids = exported.map((l) => (JSON.parse(l) as Event).id);
       expect(ids.length).toBe(new Set(ids).size);
       expect(ids.filter((id) => !byId.has(id))).toEqual([]);
       const file = join(tempDir(), "export.jsonl");
-      dirs.push(dirname(file));
-      writeFileSync(file, exp.stdout);
+      writeFileSync(file, exp.out);
       const re = await cli(["import", file, "--no-verify", "--json", "--quiet", "--data", dir]);
       expect(re.code).toBe(0);
-      expect(JSON.parse(re.stdout)).toMatchObject({ accepted: 0, duplicate: ids.length });
+      expect(JSON.parse(re.out)).toMatchObject({ accepted: 0, duplicate: ids.length });
 
       // Counters as kept through the crash equal a count from scratch; nothing points at a
       // removed event.
       const s = openStore(dir);
       try {
         const config = loadConfig({ flags: { data: dir } });
-        let d = openDerived(s, config, { log: () => {} });
+        let d = openConsumers(s, config, { log: () => {} });
         const counters = () => [d.counters!.notes, d.counters!.pubkeys, d.counters!.relays].map(entries);
         const kept = counters();
         const goneSerials = new Set(Array.from(d.search!.gone.getKeys({}), (k) => readU64(k as Buffer, 0)));
         expect(dangling(s, goneSerials)).toEqual([]);
         await d.runner.stop();
         markStale(s, "counters");
-        d = openDerived(s, config, { log: () => {} });
+        d = openConsumers(s, config, { log: () => {} });
         expect(counters()).toEqual(kept);
         await d.runner.stop();
       } finally {

@@ -1,7 +1,6 @@
 // The explorer's NIP-19 handling (src/explorer/client/entities.ts): what a pasted string names,
 // with or without `nostr:`, and the route that shows it. nrelay is checked against the CLI's.
 import { describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import * as nip19 from "nostr-tools/nip19";
 import {
   decodeEntity,
@@ -11,6 +10,7 @@ import {
   relayHref,
   routeOf,
 } from "../src/explorer/client/entities.ts";
+import { cliSync } from "./procs.ts";
 
 // From NIP-19's own examples.
 const NPUB = "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg";
@@ -77,18 +77,9 @@ describe("decodeEntity", () => {
 describe("nrelay", () => {
   test("encodes as `relay nip19 encode nrelay` does and decodes back", () => {
     const url = "wss://relay.example.com";
-    const cli = Bun.spawnSync({
-      cmd: [
-        process.execPath,
-        join(import.meta.dir, "..", "src", "main.ts"),
-        "nip19",
-        "encode",
-        "nrelay",
-        url,
-      ],
-    });
+    const cli = cliSync(["nip19", "encode", "nrelay", url]);
     const encoded = nrelayEncode(url);
-    expect(cli.stdout.toString().trim()).toBe(encoded);
+    expect(cli.out.trim()).toBe(encoded);
     expect(decodeEntity(encoded)).toEqual({ type: "nrelay", url });
     expect(decodeEntity(`nostr:${encoded}`)).toEqual({ type: "nrelay", url });
   });

@@ -1,25 +1,20 @@
 // The explorer over HTTP: the committed bundle matches its sources, the page and its files are
 // served with validators, compression and a strict CSP, NIP-11 is unchanged, and /v0/stats counts.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUNDLE_PATH, buildExplorerBundle } from "../scripts/explorer-bundle.ts";
 import type { RelayContext } from "../src/context.ts";
 import { readStats } from "../src/explorer/stats.ts";
-import { newKey, RawClient, signed, startTestRelay, type TestRelay } from "./harness.ts";
+import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
 
 const ROOT = join(import.meta.dir, "..");
 
-let relay: TestRelay;
-let base: string;
-beforeAll(() => {
-  relay = startTestRelay({
-    "info.name": "Harbour <b>&</b> relay",
-    "info.description": "a 'quoted' \"desc\"",
-  });
-  base = relay.url.replace("ws://", "http://");
+const relay = startTestRelay({
+  "info.name": "Harbour <b>&</b> relay",
+  "info.description": "a 'quoted' \"desc\"",
 });
-afterAll(() => relay.destroy());
+const base = relay.url.replace("ws://", "http://");
 
 const assetPaths = (html: string) =>
   [...html.matchAll(/(?:href|src)="(\/explorer\/[^"]+)"/g)].map((m) => m[1]!);

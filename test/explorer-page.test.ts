@@ -8,12 +8,10 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { nrelayEncode } from "../src/explorer/client/entities.ts";
 import { chromiumMissing, launchChromium } from "./explorer-browser.ts";
 import { type Seeded, seed } from "./explorer-seed.ts";
-import { newKey, now, RawClient, signed, startTestRelay, type TestRelay } from "./harness.ts";
+import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
 
 const OPERATOR = getPublicKey(generateSecretKey());
 
-let relay: TestRelay;
-let http: string;
 let browser: Browser;
 let context: BrowserContext;
 let data: Seeded;
@@ -21,20 +19,20 @@ let data: Seeded;
 const missing = chromiumMissing();
 if (missing) console.log(`explorer browser tests skipped: ${missing}`);
 
+const relay = startTestRelay({
+  "info.name": "explorer test relay",
+  "info.contact": "mailto:ops@example.org",
+  "info.pubkey": OPERATOR,
+});
+const http = relay.url.replace("ws://", "http://");
+
 beforeAll(async () => {
   if (missing) return;
-  relay = startTestRelay({
-    "info.name": "explorer test relay",
-    "info.contact": "mailto:ops@example.org",
-    "info.pubkey": OPERATOR,
-  });
-  http = relay.url.replace("ws://", "http://");
   [browser, data] = await Promise.all([launchChromium(), seed(relay.url)]);
   context = await browser.newContext();
 }, 300_000);
 afterAll(async () => {
   await browser?.close();
-  await relay?.destroy();
 });
 
 /** A fresh page at a route; the page's errors fail the test. */

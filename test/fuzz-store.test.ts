@@ -6,22 +6,20 @@
 // with the REQ indexes behind the log, partly caught up and caught up.
 // FUZZ_SEED=<n> replays one seed; FUZZ_SEEDS=<k> runs k consecutive seeds from it.
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { loadConfig } from "../src/config/load.ts";
-import { openDerived } from "../src/derived.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
+import type { QueryOptions } from "../src/indexes/query.ts";
+import { countQuery, runQuery } from "../src/indexes/query.ts";
 import { computeId, STORED_ID_OFFSET, storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import type { Filter } from "../src/nostr/filter.ts";
 import { matchFilter } from "../src/nostr/filter.ts";
-import type { QueryOptions } from "../src/store/query.ts";
-import { countQuery, runQuery } from "../src/store/query.ts";
-import type { Store } from "../src/store/store.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
+import type { Store } from "../src/store/types.ts";
 import type { WriteOutcome } from "../src/store/writer.ts";
 import { Writer } from "../src/store/writer.ts";
 import { Gen } from "./gen.ts";
+import { tempDir } from "./harness.ts";
 
 const FIRST_SEED = Number(process.env.FUZZ_SEED ?? 0x5eed);
 const SEEDS = Number(process.env.FUZZ_SEEDS ?? 2);
@@ -29,7 +27,7 @@ const EVENTS = 3000;
 const QUERIES = 300;
 const BASE_TIME = 1_700_000_000;
 const TIME_SPAN = 40;
-/** Derived indexes that apply only when the test settles them. */
+/** Consumers indexes that apply only when the test settles them. */
 const LAGGING = loadConfig({ flags: { "consumers.intervalMs": "1000000", "consumers.maxBatch": "1000000" } });
 
 /** The small vocabularies events and filters draw from, so filters hit. */
@@ -230,14 +228,14 @@ interface Mismatch {
 async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<string>; stats: string }> {
   const g = new Gen(seed);
   const p = makePools(g);
-  const dir = mkdtempSync(join(tmpdir(), "fuzz-store-"));
+  const dir = tempDir("fuzz-store-");
   // The derived indexes apply only when told (below), so queries run both with the REQ indexes
   // behind the log (events matched from the consumer's views) and caught up.
   let store: Store = openStore(dir);
   // Odd seeds apply on the consumers' own thread, as the relay does.
   const thread = seed % 2 === 1;
-  let derived = openDerived(store, LAGGING, { log: () => {}, thread });
-  let writer = new Writer(store, 256, (st, rm) => derived.runner.committed(st, rm));
+  let consumers = openConsumers(store, LAGGING, { log: () => {}, thread });
+  let writer = new Writer(store, 256, (st, rm) => consumers.runner.committed(st, rm));
   const model = new Model();
   const mismatches: Mismatch[] = [];
   const plans = new Set<string>();
@@ -268,7 +266,7 @@ async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<
       i += chunk.length;
       if (g.chance(0.3)) await writer.drain();
       // A batch applied while later ones replace and delete its events.
-      if (g.chance(0.2)) void derived.runner.flush();
+      if (g.chance(0.2)) void consumers.runner.flush();
     }
     const got = await Promise.all(outcomes);
     for (let k = 0; k < batch.length; k++) {
@@ -327,10 +325,10 @@ async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<
   try {
     await write(EVENTS / 2);
     await query(1); // nothing applied: every event from the views
-    await derived.runner.settle();
+    await consumers.runner.settle();
     await write(EVENTS / 2);
     await query(2); // half applied, half in the views
-    await derived.runner.settle();
+    await consumers.runner.settle();
     await query(3); // all applied
     await write(100);
     await fullScan("after writing");
@@ -341,16 +339,15 @@ async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<
     store = openStore(dir);
     if (store.lastSerial !== model.lastSerial)
       fail(`reopened at serial ${store.lastSerial}, model ${model.lastSerial}`);
-    derived = openDerived(store, LAGGING, { log: () => {}, thread });
-    writer = new Writer(store, 256, (st, rm) => derived.runner.committed(st, rm));
+    consumers = openConsumers(store, LAGGING, { log: () => {}, thread });
+    writer = new Writer(store, 256, (st, rm) => consumers.runner.committed(st, rm));
     await fullScan("after reopening");
     await write(200);
     await fullScan("after writing to the reopened store");
   } finally {
     await writer.drain();
-    await derived.runner.stop();
+    await consumers.runner.stop();
     await closeStore(store);
-    rmSync(dir, { recursive: true, force: true });
   }
   const stats = `${model.stored.size} stored of ${ever.length} written, ${nonEmpty}/${3 * QUERIES} queries non-empty`;
   return { mismatches, plans, stats };
@@ -379,7 +376,7 @@ describe("the store answers exactly what the naive matcher answers", () => {
 describe("tag values the fuzz vocabulary leaves out", () => {
   test("a tag query for one lone surrogate returns no event tagged with another or with U+FFFD", async () => {
     // JSON.parse turns "\ud800" into a lone surrogate; matchFilter compares strings exactly.
-    const dir = mkdtempSync(join(tmpdir(), "fuzz-store-surrogate-"));
+    const dir = tempDir("fuzz-store-surrogate-");
     const store = openStore(dir);
     const writer = new Writer(store, 256, () => {});
     try {
@@ -409,7 +406,6 @@ describe("tag values the fuzz vocabulary leaves out", () => {
       expect(got).toEqual(want);
     } finally {
       await closeStore(store);
-      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,5 +1,6 @@
-// Test harness: a real relay on port 0 over a temp LMDB directory, and a raw WebSocket client
-// that records every frame, for tests that check exact bytes.
+// Test harness: cleanup that registers itself, temp directories, a real relay on port 0 over
+// one, and a raw WebSocket client that records every frame, for tests that check exact bytes.
+import { afterAll, onTestFinished } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,25 +9,61 @@ import { loadConfig } from "../src/config/load.ts";
 import type { Relay } from "../src/relay.ts";
 import { startRelay } from "../src/relay.ts";
 
+let thisTest: (() => unknown)[] | undefined;
+
+/**
+ * Runs `fn` after the test that calls it (last registered first), or, called at a file's top
+ * level or in a describe body, after that file's or describe's tests (an afterAll hook there, so
+ * in the order registered). Not from beforeAll: bun ends its scope right after it. (Helper
+ * modules are shared by every file of a run, so a hook of their own would fire after the first
+ * file only.) Outside `bun test` it does nothing.
+ */
+export function cleanup(fn: () => unknown): void {
+  const fns = thisTest ?? [];
+  try {
+    // A test's hooks run in order; each undoes the latest registration left, so last first.
+    onTestFinished(async () => {
+      thisTest = undefined;
+      await fns.pop()?.();
+    });
+  } catch {
+    try {
+      afterAll(fn);
+    } catch {
+      // bench and scripts clean up themselves
+    }
+    return;
+  }
+  fns.push(fn);
+  thisTest = fns;
+}
+
+const makeDir = (prefix: string): string => mkdtempSync(join(tmpdir(), prefix));
+const removeDir = (dir: string): void => rmSync(dir, { recursive: true, force: true });
+
+/** A new temporary directory, removed as `cleanup` says. */
+export function tempDir(prefix = "relay-test-"): string {
+  const dir = makeDir(prefix);
+  cleanup(() => removeDir(dir));
+  return dir;
+}
+
 export interface TestRelay extends Relay {
   dir: string;
-  /** stops the relay and removes its data */
+  /** stops the relay and removes its data directory if it made it */
   destroy(): Promise<void>;
 }
 
-export function tempDir(name = "relay-test-"): string {
-  return mkdtempSync(join(tmpdir(), name));
-}
-
-export function startTestRelay(flags: Record<string, string> = {}, dir = tempDir()): TestRelay {
-  const relay = startRelay(loadConfig({ flags: { port: "0", data: dir, ...flags } }));
-  return Object.assign(relay, {
-    dir,
-    async destroy() {
-      await relay.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  });
+/** A relay on port 0 over `dir` (a new one by default), destroyed as `cleanup` says. */
+export function startTestRelay(flags: Record<string, string> = {}, dir?: string): TestRelay {
+  const data = dir ?? makeDir("relay-test-");
+  const relay = startRelay(loadConfig({ flags: { port: "0", data, ...flags } }));
+  const destroy = async () => {
+    await relay.stop();
+    if (dir === undefined) removeDir(data);
+  };
+  cleanup(destroy);
+  return Object.assign(relay, { dir: data, destroy });
 }
 
 export const now = (): number => Math.floor(Date.now() / 1000);

@@ -1,21 +1,15 @@
 // What caches, proxies and HTTP clients rely on: Vary on content negotiation, HEAD carrying a
 // GET's headers on every route of the table, one answer for OPTIONS, unknown paths and other
 // methods, and gzip for API JSON above a small size.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { getPublicKey } from "nostr-tools/pure";
 import { handleHttp } from "../src/server/http.ts";
 import type { Route } from "../src/server/routes.ts";
 import { ROUTES } from "../src/server/routes.ts";
-import type { TestRelay } from "./harness.ts";
 import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
 
-let relay: TestRelay;
-let base: string;
-beforeAll(() => {
-  relay = startTestRelay({ "info.name": "details" });
-  base = relay.url.replace("ws://", "http://");
-});
-afterAll(() => relay.destroy());
+const relay = startTestRelay({ "info.name": "details" });
+const base = relay.url.replace("ws://", "http://");
 
 /** The headers of an answer, minus the one that changes with each request. */
 const headersOf = (r: Response) => {

@@ -1,17 +1,11 @@
 // HTTP on the relay port: NIP-11 document with CORS, preflight, HEAD, the HTML page, and
 // nostr-tools' own NIP-11 fetcher reading it.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
-import type { TestRelay } from "./harness.ts";
 import { startTestRelay } from "./harness.ts";
 
-let relay: TestRelay;
-let base: string;
-beforeAll(() => {
-  relay = startTestRelay({ "info.name": "test relay", "info.contact": "mailto:op@example.org" });
-  base = relay.url.replace("ws://", "http://");
-});
-afterAll(() => relay.destroy());
+const relay = startTestRelay({ "info.name": "test relay", "info.contact": "mailto:op@example.org" });
+const base = relay.url.replace("ws://", "http://");
 
 describe("NIP-11", () => {
   test("GET / with Accept: application/nostr+json returns the information document", async () => {

@@ -1,12 +1,11 @@
-// One-way layers: no module of src/ reaches itself through its static imports, and the folders of
-// src/ (server, ingest, fanout, store …; a nested folder such as cli/data or cli/net is one apart
-// from cli/) import each other in one direction only. The top-level files (relay.ts, context.ts,
-// derived.ts, log.ts, main.ts) are the composition root and belong to no folder. Type-only
-// imports count between folders and files of the root: a layer that names another's types depends
-// on it (ingest → server was nothing but `import type { Conn }`). Inside one top-level folder they
-// do not: they are erased, so they cannot order module evaluation, and a module that declares a
-// type may call a helper that takes it (store.ts's `Store`, serials.ts).
-// Dynamic `import()` does not count either: it is how main.ts loads a command when it runs.
+// One-way layers: no module of src/ reaches itself through its imports, and the folders of src/
+// (server, ingest, fanout, store …; a nested folder such as cli/data or cli/net is one apart from
+// cli/) import each other in one direction only. The top-level files (relay.ts, context.ts,
+// log.ts, main.ts) are the composition root: each is a node of its own in the folder graph, so a
+// loop that passes through one (a folder → context.ts → another folder → back) is found too.
+// Type-only imports count everywhere: they are erased at run time, but a module that names
+// another's types depends on it, and import-graph tools (madge, dependency-cruiser) count them.
+// Dynamic `import()` does not count: it is how main.ts loads a command when it runs.
 import { expect, test } from "bun:test";
 import { dirname, join, relative } from "node:path";
 import { Glob } from "bun";
@@ -18,14 +17,15 @@ function rotate(loop: string[]): string[] {
   return [...r, r[0]!];
 }
 
-const folderOf = (f: string): string | undefined =>
-  f.includes("/") ? f.slice(0, f.indexOf("/")) : undefined;
-/** The folder a file sits in, nested ones apart (cli/data, cli/net and cli/ are three layers). */
-const dirOf = (f: string): string | undefined => (f.includes("/") ? dirname(f) : undefined);
+/**
+ * The folder a file sits in, nested ones apart (cli/data, cli/net and cli/ are three layers); a
+ * file of the root is a node of its own.
+ */
+const dirOf = (f: string): string => (f.includes("/") ? dirname(f) : f);
 
 const SRC = join(import.meta.dir, "..", "src");
 /** `import … from "x"`, `import "x"`, `export … from "x"` at the start of a statement. */
-const IMPORT = /^\s*(?:import|export)\s+(type\s+)?(?:[^;"'`]*?\s+from\s+)?["']([^"']+)["']/gm;
+const IMPORT = /^\s*(?:import|export)\s+(?:type\s+)?(?:[^;"'`]*?\s+from\s+)?["']([^"']+)["']/gm;
 
 async function importGraph(): Promise<Map<string, string[]>> {
   const files = [...new Glob("**/*.ts").scanSync(SRC)].filter((f) => !f.endsWith(".d.ts")).sort();
@@ -34,12 +34,10 @@ async function importGraph(): Promise<Map<string, string[]>> {
     const text = await Bun.file(join(SRC, f)).text();
     const deps = new Set<string>();
     for (const m of text.matchAll(IMPORT)) {
-      const spec = m[2]!;
+      const spec = m[1]!;
       if (!spec.startsWith(".")) continue;
       const to = relative(SRC, join(SRC, dirname(f), spec));
-      if (!to.endsWith(".ts") || to.startsWith("..")) continue;
-      const sameFolder = folderOf(f) !== undefined && folderOf(f) === folderOf(to);
-      if (m[1] === undefined || !sameFolder) deps.add(to);
+      if (to.endsWith(".ts") && !to.startsWith("..")) deps.add(to);
     }
     graph.set(f, [...deps].sort());
   }
@@ -121,7 +119,7 @@ test("the folders of src/ import each other one way only", async () => {
     for (const d of deps) {
       const a = dirOf(f);
       const b = dirOf(d);
-      if (a === undefined || b === undefined || a === b) continue;
+      if (a === b) continue;
       if (!folders.has(a)) folders.set(a, new Set());
       folders.get(a)!.add(b);
       if (!why.has(`${a} ${b}`)) why.set(`${a} ${b}`, `${f} → ${d}`);

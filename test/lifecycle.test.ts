@@ -2,18 +2,15 @@
 // requests to vanish, each removing the events and their index entries for good.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getPublicKey } from "nostr-tools/pure";
-import type { TestRelay } from "./harness.ts";
 import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
 
-let relay: TestRelay;
+const relay = startTestRelay({ publicUrl: "wss://relay.example.com" });
 let c: RawClient;
 beforeAll(async () => {
-  relay = startTestRelay({ publicUrl: "wss://relay.example.com" });
   c = await RawClient.connect(relay.url);
 });
-afterAll(async () => {
+afterAll(() => {
   c.close();
-  await relay.destroy();
 });
 
 const accepted = async (e: { id: string }) => expect((await c.publish(e))[2]).toBe(true);

@@ -1,19 +1,8 @@
 // Rate limits and the external write-policy plugin (strfry's protocol) over real WebSockets.
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { TestRelay } from "./harness.ts";
 import { newKey, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
-
-const relays: TestRelay[] = [];
-const start = (flags: Record<string, string> = {}) => {
-  const r = startTestRelay(flags);
-  relays.push(r);
-  return r;
-};
-afterAll(async () => {
-  for (const r of relays) await r.destroy();
-});
 
 async function outcomes(c: RawClient, n: number): Promise<string[]> {
   const sk = newKey();
@@ -26,13 +15,13 @@ async function outcomes(c: RawClient, n: number): Promise<string[]> {
 
 describe("rate limits", () => {
   test("are off by default", async () => {
-    const c = await RawClient.connect(start().url);
+    const c = await RawClient.connect(startTestRelay().url);
     expect(await outcomes(c, 30)).toEqual(Array(30).fill("ok"));
     c.close();
   });
 
   test("a connection over its EVENT rate is refused with rate-limited: and others are not disturbed", async () => {
-    const r = start({ "rate.eventsPerSecond": "2", "rate.burstSeconds": "1" });
+    const r = startTestRelay({ "rate.eventsPerSecond": "2", "rate.burstSeconds": "1" });
     const flooder = await RawClient.connect(r.url);
     expect(await outcomes(flooder, 5)).toEqual(["ok", "ok", "rate-limited", "rate-limited", "rate-limited"]);
     const calm = await RawClient.connect(r.url);
@@ -42,7 +31,11 @@ describe("rate limits", () => {
   });
 
   test("REQs over the rate are CLOSED rate-limited:, and a flooder is disconnected", async () => {
-    const r = start({ "rate.reqsPerSecond": "1", "rate.burstSeconds": "1", "rate.closeAfterRefusals": "3" });
+    const r = startTestRelay({
+      "rate.reqsPerSecond": "1",
+      "rate.burstSeconds": "1",
+      "rate.closeAfterRefusals": "3",
+    });
     const c = await RawClient.connect(r.url);
     for (let i = 0; i < 5; i++) c.send(["REQ", `s${i}`, { limit: 0 }]);
     const closed = await c.next((f) => f[0] === "CLOSED" && f[1] === "s1");
@@ -54,7 +47,7 @@ describe("rate limits", () => {
   test("per-IP buckets are shared by every connection from that address", async () => {
     // A bucket of 3 that refills one a second; the four EVENTs go out at once, so the bucket
     // cannot refill between them however slow the machine is at answering.
-    const r = start({ "rate.eventsPerSecondPerIp": "1", "rate.burstSeconds": "3" });
+    const r = startTestRelay({ "rate.eventsPerSecondPerIp": "1", "rate.burstSeconds": "3" });
     const a = await RawClient.connect(r.url);
     const b = await RawClient.connect(r.url);
     const got = (await Promise.all([outcomes(a, 2), outcomes(b, 2)])).flat().sort();
@@ -64,14 +57,17 @@ describe("rate limits", () => {
   });
 
   test("exempt IPs are never limited", async () => {
-    const r = start({ "rate.eventsPerSecond": "1", "rate.exemptIps": "127.0.0.1,::1,::ffff:127.0.0.1" });
+    const r = startTestRelay({
+      "rate.eventsPerSecond": "1",
+      "rate.exemptIps": "127.0.0.1,::1,::ffff:127.0.0.1",
+    });
     const c = await RawClient.connect(r.url);
     expect(await outcomes(c, 5)).toEqual(Array(5).fill("ok"));
     c.close();
   });
 
   test("connections beyond the per-IP cap are refused with 429", async () => {
-    const r = start({ "rate.maxConnectionsPerIp": "2" });
+    const r = startTestRelay({ "rate.maxConnectionsPerIp": "2" });
     const a = await RawClient.connect(r.url);
     const b = await RawClient.connect(r.url);
     await expect(RawClient.connect(r.url)).rejects.toThrow();
@@ -110,7 +106,7 @@ for await (const line of console) {
   const silent = script("silent.ts", "for await (const _ of console) {}\n");
 
   test("accept, reject and shadowReject are honoured", async () => {
-    const r = start({ "policy.plugin": judge });
+    const r = startTestRelay({ "policy.plugin": judge });
     const c = await RawClient.connect(r.url);
     const sk = newKey();
     const good = signed(sk, { content: "hello" });
@@ -124,14 +120,14 @@ for await (const line of console) {
   });
 
   test("a plugin that never answers fails closed after the timeout, or open when configured", async () => {
-    const closed = start({ "policy.plugin": silent, "policy.pluginTimeoutMs": "200" });
+    const closed = startTestRelay({ "policy.plugin": silent, "policy.pluginTimeoutMs": "200" });
     const c1 = await RawClient.connect(closed.url);
     const e1 = signed(newKey());
     const ok1 = await c1.publish(e1);
     expect(ok1[2]).toBe(false);
     expect(String(ok1[3])).toStartWith("error: ");
 
-    const open = start({
+    const open = startTestRelay({
       "policy.plugin": silent,
       "policy.pluginTimeoutMs": "200",
       "policy.pluginFailOpen": "true",
@@ -152,7 +148,7 @@ for await (const line of console) {
 }
 `,
     );
-    const r = start({ "policy.plugin": once, "policy.pluginTimeoutMs": "2000" });
+    const r = startTestRelay({ "policy.plugin": once, "policy.pluginTimeoutMs": "2000" });
     const c = await RawClient.connect(r.url);
     for (let i = 0; i < 3; i++) expect((await c.publish(signed(newKey())))[2]).toBe(true);
     c.close();

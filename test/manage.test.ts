@@ -1,13 +1,14 @@
 // NIP-86 management over real HTTP, with NIP-98 authorization built by hand so each check can
 // be broken on its own; every method's effect is observed the way clients see it (EVENT's OK,
 // REQ, a WebSocket connect, NIP-11), and the lists are read back after a restart.
-import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { rmSync } from "node:fs";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { join } from "node:path";
 import { npubEncode } from "nostr-tools/nip19";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
 import { ConfigError, loadConfig } from "../src/config/load.ts";
 import { callMethod } from "../src/manage/methods.ts";
 import { newKey, now, RawClient, signed, startTestRelay, type TestRelay, tempDir } from "./harness.ts";
+import { cli } from "./procs.ts";
 
 // Real servers and processes on a shared 2-core machine: wait generously, never on a clock.
 setDefaultTimeout(60_000);
@@ -15,15 +16,8 @@ setDefaultTimeout(60_000);
 const admin = newKey();
 const adminPk = getPublicKey(admin);
 
-const relays: TestRelay[] = [];
-function started(flags: Record<string, string> = {}, dir?: string): TestRelay {
-  const r = startTestRelay({ "management.admins": npubEncode(adminPk), ...flags }, dir);
-  relays.push(r);
-  return r;
-}
-afterAll(async () => {
-  for (const r of relays) await r.destroy().catch(() => {});
-});
+const started = (flags: Record<string, string> = {}, dir?: string): TestRelay =>
+  startTestRelay({ "management.admins": npubEncode(adminPk), ...flags }, dir);
 
 const httpUrl = (r: TestRelay): string => `${r.url.replace("ws://", "http://")}/`;
 const sha256 = (s: string): string => new Bun.CryptoHasher("sha256").update(s).digest("hex");
@@ -486,21 +480,11 @@ describe("persistence", () => {
 
     // `relay import` keeps the bans too.
     await r.stop();
-    const file = `${dir}.jsonl`;
+    const file = join(tempDir(), "import.jsonl");
     const keep = signed(newKey());
     await Bun.write(file, [signed(banned), e, keep].map((x) => JSON.stringify(x)).join("\n"));
-    const p = Bun.spawn(
-      [process.execPath, "src/main.ts", "import", file, "--data", dir, "--json", "--quiet"],
-      {
-        cwd: new URL("..", import.meta.url).pathname,
-        stdout: "pipe",
-        stderr: "pipe",
-      },
-    );
-    const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited]);
-    rmSync(file, { force: true });
+    const { code, out } = await cli(["import", file, "--data", dir, "--json", "--quiet"]);
     expect(code).toBe(0);
     expect(JSON.parse(out)).toMatchObject({ accepted: 1, refused: 2 });
-    rmSync(dir, { recursive: true, force: true });
   });
 });

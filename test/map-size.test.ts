@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { largestFitting, MAX_AUTO_MAP_SIZE_GB } from "../src/store/map-size.ts";
 import { newKey, RawClient, signed, tempDir } from "./harness.ts";
-import { MAIN, until } from "./procs.ts";
+import { spawnCli, until } from "./procs.ts";
 
 const GiB = 2 ** 30;
 /** A 39-bit user address space, in KiB as `ulimit -v` takes it. */
@@ -23,48 +23,14 @@ describe("largestFitting", () => {
 
 /**
  * `relay serve` from source under `ulimit -v` (a shell sets it and executes the relay, so the
- * limit is in place before the relay starts; the test helpers start Bun directly and cannot).
+ * limit is in place before the relay starts).
  */
 function serveLimited(kib: number | "unlimited", args: string[]) {
   const dir = tempDir();
-  const proc = Bun.spawn(
-    [
-      "/bin/sh",
-      "-c",
-      `ulimit -v ${kib} && exec "$@"`,
-      "sh",
-      process.execPath,
-      MAIN,
-      "serve",
-      "--port",
-      "0",
-      "--data",
-      join(dir, "data"),
-      ...args,
-    ],
-    { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: "1" } },
-  );
-  let out = "";
-  let err = "";
-  const read = Promise.all([
-    (async () => {
-      for await (const c of proc.stdout) out += new TextDecoder().decode(c);
-    })(),
-    (async () => {
-      for await (const c of proc.stderr) err += new TextDecoder().decode(c);
-    })(),
-  ]);
-  return {
-    proc,
-    dir,
-    out: () => out,
-    err: () => err,
-    exited: async () => {
-      const code = await proc.exited;
-      await read;
-      return code;
-    },
-  };
+  const s = spawnCli(["serve", "--port", "0", "--data", join(dir, "data"), ...args], {
+    via: ["/bin/sh", "-c", `ulimit -v ${kib} && exec "$@"`, "sh"],
+  });
+  return { proc: s.proc, dir, out: s.stdout, err: s.stderr, exited: s.exited };
 }
 
 /** The sizes of this process's maps of `file`, in GiB. */

@@ -1,66 +1,15 @@
 // Data commands beside a running relay, as operators run them: a real `relay serve` process and
 // `relay import`, `relay delete`, `relay export`, `relay reindex` and a second `relay serve` as
 // processes of their own on the same data directory.
-import { afterAll, describe, expect, test } from "bun:test";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Event } from "nostr-tools/pure";
 import { getPublicKey } from "nostr-tools/pure";
 import { newKey, now, RawClient, signed, tempDir } from "./harness.ts";
+import { cli, serve, spawnCli, stop } from "./procs.ts";
 
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
-const dirs: string[] = [];
-const procs: Bun.Subprocess[] = [];
-afterAll(() => {
-  for (const p of procs) if (p.exitCode === null) p.kill("SIGKILL");
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function newDir(): string {
-  const d = tempDir("relay-multiproc-");
-  dirs.push(d);
-  return d;
-}
-
-async function serve(dir: string, env: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0", "--data", dir], {
-    env: { ...process.env, ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  procs.push(proc);
-  const reader = proc.stdout.getReader();
-  let out = "";
-  while (!out.includes("listening on")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`relay exited: ${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-  }
-  reader.releaseLock();
-  const url = /listening on (ws:\/\/\S+)/.exec(out)?.[1];
-  if (!url) throw new Error(`no url in: ${out}`);
-  return { proc, url };
-}
-
-/** Runs a data command to its end. */
-async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], { stdout: "pipe", stderr: "pipe" });
-  procs.push(proc);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
-}
-
-async function stop(proc: Bun.Subprocess): Promise<void> {
-  proc.kill("SIGTERM");
-  const code = await proc.exited;
-  // What a relay that did not exit cleanly printed, in the failure itself.
-  const stderr = code === 0 ? "" : await new Response(proc.stderr as ReadableStream).text();
-  expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-}
+const newDir = (): string => tempDir("relay-multiproc-");
 
 /** Waits for `get` to satisfy `done`, asking again until a generous deadline; returns the last value. */
 async function eventually<T>(get: () => Promise<T>, done: (v: T) => boolean, ms = 30_000): Promise<T> {
@@ -105,8 +54,7 @@ describe("relay import beside a running relay", () => {
             : [["t", "imported"]],
       }),
     );
-    const file = join(dir, "..", `${dir.split("/").at(-1)}.jsonl`);
-    dirs.push(file);
+    const file = join(newDir(), "import.jsonl");
     writeFileSync(file, imported.map((e) => JSON.stringify(e)).join("\n"));
     const pubKey = newKey();
     const published = Array.from({ length: 200 }, (_, i) =>
@@ -118,9 +66,9 @@ describe("relay import beside a running relay", () => {
     const oks: unknown[][] = [];
     for (const e of published) oks.push(await publisher.publish(e));
     const done = await importing;
-    expect(done.stderr).toBe("");
+    expect(done.err).toBe("");
     expect(done.code).toBe(0);
-    expect(JSON.parse(done.stdout)).toMatchObject({ accepted: imported.length, duplicate: 0, invalid: 0 });
+    expect(JSON.parse(done.out)).toMatchObject({ accepted: imported.length, duplicate: 0, invalid: 0 });
     expect(oks.every((o) => o[2] === true)).toBe(true);
 
     const all = sorted([...imported, ...published].map((e) => e.id));
@@ -163,19 +111,19 @@ describe("relay import beside a running relay", () => {
     // An export beside the relay lists each event once.
     const exp = await cli(["export", "--data", dir, "--quiet"]);
     expect(exp.code).toBe(0);
-    const ids = exportedIds(exp.stdout);
+    const ids = exportedIds(exp.out);
     expect(ids.length).toBe(all.length);
     expect(sorted(ids)).toEqual(all);
 
     reader.close();
     publisher.close();
-    await stop(relay.proc);
+    await stop(relay);
     // After a restart (the consumers caught up from disk) the answers are the same.
     const again = await serve(dir);
     const c = await RawClient.connect(again.url);
     expect(sorted(await c.req("again", { kinds: [1], limit: 10_000 }))).toEqual(all);
     c.close();
-    await stop(again.proc);
+    await stop(again);
   }, 180_000);
 });
 
@@ -212,8 +160,8 @@ describe("relay delete beside a running relay", () => {
 
     const del = await cli(["delete", "--data", dir, "--filter", JSON.stringify({ "#t": ["doomed"] })]);
     expect(del.code).toBe(0);
-    expect(sorted(del.stdout.trim().split("\n"))).toEqual(sorted(doomed.map((e) => e.id)));
-    expect(del.stderr).toContain(`deleted ${doomed.length} events`);
+    expect(sorted(del.out.trim().split("\n"))).toEqual(sorted(doomed.map((e) => e.id)));
+    expect(del.err).toContain(`deleted ${doomed.length} events`);
 
     // The bodies are gone at once; what the relay keeps beside them (index key counts, the
     // expiry schedule) follows once it notices the delete's commits (it looks every 250 ms).
@@ -237,7 +185,7 @@ describe("relay delete beside a running relay", () => {
     expect((await c.publish(doomed[0]!))[2]).toBe(true);
     expect(await c.req("back", { "#t": ["doomed"] })).toEqual([doomed[0]!.id]);
     c.close();
-    await stop(relay.proc);
+    await stop(relay);
   }, 120_000);
 });
 
@@ -253,7 +201,7 @@ describe("serials", () => {
     const c1 = await RawClient.connect(first.url);
     for (const e of [a, b]) expect((await c1.publish(e))[2]).toBe(true);
     c1.close();
-    await stop(first.proc); // the consumers have applied both: their watermark is b's serial
+    await stop(first); // the consumers have applied both: their watermark is b's serial
     const del = await cli(["delete", "--data", dir, "--filter", JSON.stringify({ ids: [b.id] })]);
     expect(del.code).toBe(0);
 
@@ -275,9 +223,9 @@ describe("serials", () => {
     expect(await c3.req("tag", { "#t": ["after"] })).toEqual([c.id]);
     expect(sorted(await c3.req("all", { authors: [getPublicKey(sk)] }))).toEqual(sorted([a.id, c.id]));
     c3.close();
-    await stop(third.proc);
+    await stop(third);
     const exp = await cli(["export", "--data", dir, "--quiet"]);
-    expect(exportedIds(exp.stdout)).toEqual([a.id, c.id]);
+    expect(exportedIds(exp.out)).toEqual([a.id, c.id]);
   }, 120_000);
 });
 
@@ -285,36 +233,25 @@ describe("one relay per data directory", () => {
   test("a second relay on the same directory is refused with the first one's pid; data commands are not", async () => {
     const dir = newDir();
     const first = await serve(dir);
-    const second = Bun.spawn([process.execPath, MAIN, "serve", "--port", "0", "--data", dir], {
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    procs.push(second);
-    expect(await second.exited).toBe(1);
-    const err = await new Response(second.stderr).text();
+    const second = await cli(["serve", "--port", "0", "--data", dir]);
+    expect(second.code).toBe(1);
+    const err = second.err;
     expect(err).toContain(`is in use by 'relay serve' (pid ${first.proc.pid})`);
     const stats = await cli(["stats", "--data", dir, "--json"]);
     expect(stats.code).toBe(0);
     // A rebuild of the indexes the relay keeps is refused, naming it.
     const reindex = await cli(["reindex", "--data", dir]);
     expect(reindex.code).toBe(1);
-    expect(reindex.stderr).toContain(`'relay serve' (pid ${first.proc.pid}) is running on ${dir}`);
-    await stop(first.proc);
+    expect(reindex.err).toContain(`'relay serve' (pid ${first.proc.pid}) is running on ${dir}`);
+    await stop(first);
     // Once it is gone the directory is free again.
     expect((await cli(["reindex", "--data", dir, "--quiet"])).code).toBe(0);
   }, 60_000);
 
   test("an import running without a relay holds the directory: a relay started meanwhile is refused with its pid", async () => {
     const dir = newDir();
-    const importer = Bun.spawn(
-      [process.execPath, MAIN, "import", "-", "--data", dir, "--no-verify", "--quiet"],
-      {
-        stdin: "pipe",
-        stdout: "pipe",
-        stderr: "pipe",
-      },
-    );
-    procs.push(importer);
+    const importing = spawnCli(["import", "-", "--data", dir, "--no-verify", "--quiet"], { stdin: "pipe" });
+    const importer = importing.proc;
     const e = signed(newKey(), { content: "imported alone" });
     importer.stdin.write(`${JSON.stringify(e)}\n`);
     importer.stdin.flush();
@@ -335,14 +272,14 @@ describe("one relay per data directory", () => {
     expect(holder).toMatchObject({ pid: importer.pid, command: "import" });
     const refused = await cli(["serve", "--port", "0", "--data", dir]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(`is in use by 'relay import' (pid ${importer.pid})`);
+    expect(refused.err).toContain(`is in use by 'relay import' (pid ${importer.pid})`);
     importer.stdin.end();
-    expect(await importer.exited).toBe(0);
+    expect(await importing.exited()).toBe(0);
     const relay = await serve(dir);
     const c = await RawClient.connect(relay.url);
     expect(await c.req("all", {})).toEqual([e.id]);
     c.close();
-    await stop(relay.proc);
+    await stop(relay);
   }, 60_000);
 
   test("the lock of a relay killed with kill -9 does not keep the next one from starting", async () => {
@@ -357,6 +294,6 @@ describe("one relay per data directory", () => {
     const e = signed(newKey(), { content: "after the kill" });
     expect((await c.publish(e))[2]).toBe(true);
     c.close();
-    await stop(second.proc);
+    await stop(second);
   }, 60_000);
 });

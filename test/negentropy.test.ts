@@ -3,7 +3,7 @@
 // read rules a REQ has, and every limit answered with NEG-ERR.
 // Setup data is written straight through the relay's writer (ids computed, signatures not
 // checked: signing 100,000 events would take minutes); the code under test reads it as stored.
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { nip77 } from "nostr-tools";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
 import { computeId, storedJson } from "../src/nostr/canonical.ts";
@@ -15,15 +15,6 @@ import type { TestRelay } from "./harness.ts";
 import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
 
 const { Negentropy, NegentropyStorageVector } = nip77;
-const relays: TestRelay[] = [];
-afterAll(async () => {
-  for (const r of relays) await r.destroy();
-});
-const start = (flags: Record<string, string> = {}) => {
-  const r = startTestRelay(flags);
-  relays.push(r);
-  return r;
-};
 
 /** An event with a correct id and a placeholder signature, for setup data only. */
 function fake(
@@ -91,7 +82,7 @@ const nextErr = (c: RawClient, subId: string) =>
 
 describe("NIP-77 negentropy sessions", () => {
   test("reconcile exact have/need sets for several filters", async () => {
-    const r = start();
+    const r = startTestRelay();
     const g = new Gen(77);
     const authors = Array.from({ length: 4 }, () => g.hex(64));
     const base = 1_700_000_000;
@@ -146,7 +137,7 @@ describe("NIP-77 negentropy sessions", () => {
   });
 
   test("100,000 items with a few differences take a few round trips", async () => {
-    const r = start();
+    const r = startTestRelay();
     const g = new Gen(100_000);
     const pk = g.hex(64);
     const base = 1_600_000_000;
@@ -173,7 +164,7 @@ describe("NIP-77 negentropy sessions", () => {
   }, 120_000);
 
   test("the read rules of a REQ apply: restricted kinds need AUTH, deleted and expired events are not offered", async () => {
-    const r = start();
+    const r = startTestRelay();
     const alice = newKey();
     const bob = newKey();
     const c = await RawClient.connect(r.url);
@@ -234,7 +225,7 @@ describe("NIP-77 limits answer NEG-ERR", () => {
   const initial = () => new Negentropy(sealed([]), 60_000).initiate();
 
   test("more items than negentropy.maxItems: blocked", async () => {
-    const r = start({ "negentropy.maxItems": "10" });
+    const r = startTestRelay({ "negentropy.maxItems": "10" });
     const g = new Gen(1);
     const pk = g.hex(64);
     await store(
@@ -251,7 +242,7 @@ describe("NIP-77 limits answer NEG-ERR", () => {
   });
 
   test("more sessions than negentropy.maxSessions: blocked; closing one frees its place", async () => {
-    const r = start({ "negentropy.maxSessions": "2" });
+    const r = startTestRelay({ "negentropy.maxSessions": "2" });
     const c = await RawClient.connect(r.url);
     for (const id of ["a", "b"]) {
       c.send(["NEG-OPEN", id, {}, initial()]);
@@ -267,7 +258,7 @@ describe("NIP-77 limits answer NEG-ERR", () => {
   });
 
   test("bad messages, unknown ids and closed sessions: closed", async () => {
-    const r = start();
+    const r = startTestRelay();
     const c = await RawClient.connect(r.url);
     // Another protocol version: the reply names ours (the protocol's negotiation).
     c.send(["NEG-OPEN", "v", {}, "62"]);
@@ -293,7 +284,7 @@ describe("NIP-77 limits answer NEG-ERR", () => {
   });
 
   test("a session left idle past negentropy.timeoutSeconds is closed", async () => {
-    const r = start({ "negentropy.timeoutSeconds": "1" });
+    const r = startTestRelay({ "negentropy.timeoutSeconds": "1" });
     const c = await RawClient.connect(r.url);
     c.send(["NEG-OPEN", "idle", {}, initial()]);
     await c.next((f) => f[0] === "NEG-MSG" && f[1] === "idle");
@@ -306,7 +297,7 @@ describe("NIP-77 limits answer NEG-ERR", () => {
   });
 
   test("NIP-11 lists NIP-77", async () => {
-    const r = start();
+    const r = startTestRelay();
     const info = (await (
       await fetch(r.url.replace("ws", "http"), { headers: { accept: "application/nostr+json" } })
     ).json()) as {

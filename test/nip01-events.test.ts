@@ -2,18 +2,15 @@
 // duplicates, kind classes (replaceable, addressable, ephemeral) and durability across restart.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getPublicKey } from "nostr-tools/pure";
-import type { TestRelay } from "./harness.ts";
 import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
 
-let relay: TestRelay;
+const relay = startTestRelay();
 let c: RawClient;
 beforeAll(async () => {
-  relay = startTestRelay();
   c = await RawClient.connect(relay.url);
 });
-afterAll(async () => {
+afterAll(() => {
   c.close();
-  await relay.destroy();
 });
 
 describe("publishing", () => {

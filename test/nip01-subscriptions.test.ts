@@ -2,10 +2,9 @@
 // EOSE then live delivery, CLOSE and replacement by a new REQ with the same id, and COUNT.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getPublicKey } from "nostr-tools/pure";
-import type { TestRelay } from "./harness.ts";
 import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
 
-let relay: TestRelay;
+const relay = startTestRelay();
 let c: RawClient;
 const alice = newKey();
 const bob = newKey();
@@ -47,13 +46,11 @@ const ordered = [...corpus]
   .map((e) => e.id);
 
 beforeAll(async () => {
-  relay = startTestRelay();
   c = await RawClient.connect(relay.url);
   for (const e of corpus) expect((await c.publish(e))[2]).toBe(true);
 });
-afterAll(async () => {
+afterAll(() => {
   c.close();
-  await relay.destroy();
 });
 
 describe("stored queries", () => {

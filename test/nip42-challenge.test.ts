@@ -1,21 +1,10 @@
 // When the NIP-42 challenge is sent, checked on the bytes of a raw TCP socket: never in the
 // write that carries the WebSocket handshake, only when something asks for it (an auth-required:
 // answer, or a relay that requires AUTH for writes or reads), and one challenge per connection.
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { Socket } from "node:net";
 import { connect } from "node:net";
-import type { TestRelay } from "./harness.ts";
 import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
-
-const relays: TestRelay[] = [];
-const start = (flags: Record<string, string> = {}) => {
-  const r = startTestRelay(flags);
-  relays.push(r);
-  return r;
-};
-afterAll(async () => {
-  for (const r of relays) await r.destroy();
-});
 
 /** A WebSocket client on a bare TCP socket, so a test sees what each read brings. */
 class TcpClient {
@@ -91,7 +80,7 @@ class TcpClient {
 describe("NIP-42 challenge timing", () => {
   for (const flag of ["auth.writes", "auth.reads"]) {
     test(`with ${flag}, the challenge is not in the handshake's read and comes first after the client's first frame`, async () => {
-      const r = start({ [flag]: "true" });
+      const r = startTestRelay({ [flag]: "true" });
       const { client, handshakeRead, head } = await TcpClient.open(r.server.port!);
       expect(head).toStartWith("HTTP/1.1 101 ");
       // The read that ended the 101 response holds nothing after it.
@@ -110,7 +99,7 @@ describe("NIP-42 challenge timing", () => {
   }
 
   test("with auth.writes, a client that says nothing gets the challenge after the handshake, not with it", async () => {
-    const r = start({ "auth.writes": "true" });
+    const r = startTestRelay({ "auth.writes": "true" });
     const { client, handshakeRead } = await TcpClient.open(r.server.port!);
     expect(handshakeRead.toString("latin1")).toEndWith("\r\n\r\n");
     const auth = await client.next();
@@ -122,7 +111,7 @@ describe("NIP-42 challenge timing", () => {
   });
 
   test("with default settings no challenge is sent until a REQ asks for a restricted kind", async () => {
-    const r = start();
+    const r = startTestRelay();
     const { client, handshakeRead } = await TcpClient.open(r.server.port!);
     expect(handshakeRead.toString("latin1")).toEndWith("\r\n\r\n");
     client.send(["REQ", "notes", { kinds: [1] }]);
@@ -138,7 +127,7 @@ describe("NIP-42 challenge timing", () => {
   });
 
   test("one challenge per connection: later auth-required: answers reuse the one sent", async () => {
-    const r = start({ "auth.writes": "true" });
+    const r = startTestRelay({ "auth.writes": "true" });
     const c = await RawClient.connect(r.url);
     const sk = newKey();
     const refused = await c.publish(signed(sk));
@@ -153,7 +142,7 @@ describe("NIP-42 challenge timing", () => {
   });
 
   test("an AUTH before any challenge was sent is refused with OK false invalid:", async () => {
-    const r = start();
+    const r = startTestRelay();
     const c = await RawClient.connect(r.url);
     const e = signed(newKey(), { kind: 22242, tags: [["relay", r.url]] });
     c.send(["AUTH", e]);

@@ -1,16 +1,11 @@
 // nostr-tools as a real client: Relay and SimplePool publish, query and stream against us.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { SimplePool } from "nostr-tools/pool";
 import { getPublicKey } from "nostr-tools/pure";
 import { Relay } from "nostr-tools/relay";
-import type { TestRelay } from "./harness.ts";
 import { newKey, now, signed, startTestRelay } from "./harness.ts";
 
-let relay: TestRelay;
-beforeAll(() => {
-  relay = startTestRelay();
-});
-afterAll(() => relay.destroy());
+const relay = startTestRelay();
 
 describe("nostr-tools", () => {
   test("Relay publishes and subscribes, getting stored events then EOSE then live ones", async () => {

@@ -1,40 +1,31 @@
 // The relay as an operator runs it, seen from outside: its log lines (level, text or JSON) and a
 // config file replaced the way editors and deployment tools replace files.
-import { afterAll, describe, expect, test } from "bun:test";
-import { renameSync, rmSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Subprocess } from "bun";
 import { RawClient, tempDir } from "./harness.ts";
-
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
-const dirs: string[] = [];
-const procs: Subprocess[] = [];
-afterAll(async () => {
-  for (const p of procs) p.kill("SIGTERM");
-  for (const p of procs) await p.exited;
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
+import { type Spawned, spawnCli } from "./procs.ts";
 
 /** A relay process whose stdout and stderr are collected line by line as they come. */
 class Running {
   readonly out: string[] = [];
   readonly err: string[] = [];
+  private rest = { out: "", err: "" };
   private wake: (() => void)[] = [];
+  readonly proc: Spawned["proc"];
 
-  constructor(readonly proc: Subprocess<"ignore", "pipe", "pipe">) {
-    void this.pump(proc.stdout, this.out);
-    void this.pump(proc.stderr, this.err);
+  constructor(args: string[]) {
+    this.proc = spawnCli(args, {
+      onStdout: (t) => this.take("out", t),
+      onStderr: (t) => this.take("err", t),
+    }).proc;
   }
 
-  private async pump(stream: ReadableStream<Uint8Array>, into: string[]) {
-    let rest = "";
-    const dec = new TextDecoder();
-    for await (const chunk of stream) {
-      const lines = (rest + dec.decode(chunk, { stream: true })).split("\n");
-      rest = lines.pop()!;
-      into.push(...lines);
-      for (const w of this.wake.splice(0)) w();
-    }
+  private take(stream: "out" | "err", text: string) {
+    const lines = (this.rest[stream] + text).split("\n");
+    this.rest[stream] = lines.pop()!;
+    this[stream].push(...lines);
+    for (const w of this.wake.splice(0)) w();
   }
 
   /** The first line of `stream` that passes `pred`, waiting up to 30 s for it. */
@@ -55,14 +46,7 @@ class Running {
 
 function spawn(args: string[]): Running {
   const dir = tempDir("relay-ops-");
-  dirs.push(dir);
-  const proc = Bun.spawn([process.execPath, MAIN, "--port", "0", "--data", join(dir, "db"), ...args], {
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  procs.push(proc);
-  return new Running(proc);
+  return new Running(["--port", "0", "--data", join(dir, "db"), ...args]);
 }
 
 /** Polls `read` until it gives `want` (the reload happens after a debounce, off our clock). */
@@ -119,7 +103,6 @@ describe("logs", () => {
 describe("a config file replaced by rename (vim, sed -i, Ansible, mv)", () => {
   test("each replacement is applied; a bad one keeps the running config and the log says why", async () => {
     const dir = tempDir("relay-ops-conf-");
-    dirs.push(dir);
     const file = join(dir, "relay.toml");
     const toml = (name: string, extra = "") => `[info]\nname = "${name}"\n${extra}`;
     writeFileSync(file, toml("first"));

@@ -1,39 +1,17 @@
 // The relay as operators run it: a real process started from src/main.ts, configured by flags
 // and environment, stopped by SIGTERM with every acknowledged event kept.
-import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getPublicKey } from "nostr-tools/pure";
 import { newKey, now, RawClient, signed, tempDir } from "./harness.ts";
+import { cliSync, listen } from "./procs.ts";
 
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
-const dirs: string[] = [];
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-async function spawnRelay(args: string[], env: Record<string, string> = {}) {
-  const proc = Bun.spawn([process.execPath, MAIN, ...args], {
-    env: { ...process.env, ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const reader = proc.stdout.getReader();
-  let out = "";
-  while (!out.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`relay exited: ${await new Response(proc.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-  }
-  const url = /listening on (ws:\/\/\S+)/.exec(out)?.[1];
-  if (!url) throw new Error(`no url in: ${out}`);
-  return { proc, url };
-}
+const spawnRelay = (args: string[], env: Record<string, string> = {}) => listen(args, { env });
 
 describe("the relay process", () => {
   test("environment chooses host, port and data; SIGTERM flushes and exits 0; data survives restart", async () => {
     const dir = tempDir();
-    dirs.push(dir);
     const { proc, url } = await spawnRelay([], { RELAY_PORT: "0", RELAY_HOST: "127.0.0.1", RELAY_DATA: dir });
     expect(url).toStartWith("ws://127.0.0.1:");
     const c = await RawClient.connect(url);
@@ -57,10 +35,10 @@ describe("the relay process", () => {
 
   test("live settings reload on SIGHUP without dropping connections; a bad file keeps the old config", async () => {
     const dir = tempDir();
-    dirs.push(dir);
     const file = join(dir, "relay.toml");
     writeFileSync(file, '[info]\nname = "first"\n[limits]\nmaxLimit = 5000\n');
-    const { proc, url } = await spawnRelay(["--config", file, "--port", "0", "--data", join(dir, "db")]);
+    const relay = await spawnRelay(["--config", file, "--port", "0", "--data", join(dir, "db")]);
+    const { proc, url } = relay;
     const http = url.replace("ws://", "http://");
     const info = async () =>
       (await (await fetch(http, { headers: { Accept: "application/nostr+json" } })).json()) as {
@@ -83,8 +61,8 @@ describe("the relay process", () => {
     expect(await c.req("still", { limit: 1 })).toEqual([]);
     c.close();
     proc.kill("SIGTERM");
-    expect(await proc.exited).toBe(0);
-    const stderr = await new Response(proc.stderr).text();
+    expect(await relay.exited()).toBe(0);
+    const stderr = relay.stderr();
     expect(stderr).toContain(`${file} line 4: limits.maxLimit (from file): expected an integer`);
   });
 
@@ -103,29 +81,28 @@ describe("the relay process", () => {
   ];
   for (const [what, args, code, pattern] of cli) {
     test(`${what}`, () => {
-      const r = Bun.spawnSync([process.execPath, MAIN, ...args]);
-      expect(r.exitCode).toBe(code);
-      expect(r.stdout.toString()).toMatch(pattern);
+      const r = cliSync(args);
+      expect(r.code).toBe(code);
+      expect(r.out).toMatch(pattern);
     });
   }
 
   test("an unknown command exits 2 with usage on stderr", () => {
-    const r = Bun.spawnSync([process.execPath, MAIN, "frobnicate"]);
-    expect(r.exitCode).toBe(2);
-    expect(r.stderr.toString()).toContain("unknown command 'frobnicate'");
+    const r = cliSync(["frobnicate"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("unknown command 'frobnicate'");
   });
 
   test("a bad setting exits 78 naming the key", () => {
-    const r = Bun.spawnSync([process.execPath, MAIN, "--port", "nope"]);
-    expect(r.exitCode).toBe(78);
-    expect(r.stderr.toString()).toContain("configuration error: port (from flag)");
+    const r = cliSync(["--port", "nope"]);
+    expect(r.code).toBe(78);
+    expect(r.err).toContain("configuration error: port (from flag)");
   });
 });
 
 describe("data directories", () => {
   test("a data path with a dot in its name is a directory, existing or not", async () => {
     const parent = tempDir();
-    dirs.push(parent);
     for (const name of ["data.v2", "existing.dir"]) {
       const dir = join(parent, name);
       if (name === "existing.dir") (await import("node:fs")).mkdirSync(dir);

@@ -1,23 +1,11 @@
 // The client's address behind a reverse proxy: http.realIpHeader is believed only from peers in
 // http.trustedProxies, and every per-IP limit and the write-policy plugin see the address it
 // resolves to. The test connects from 127.0.0.1, a trusted proxy by default.
-import { afterAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { TestRelay } from "./harness.ts";
-import { newKey, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
-
-const relays: TestRelay[] = [];
-const clients: RawClient[] = [];
-const start = (flags: Record<string, string>) => {
-  const r = startTestRelay(flags);
-  relays.push(r);
-  return r;
-};
-afterAll(async () => {
-  for (const c of clients) c.close();
-  for (const r of relays) await r.destroy();
-});
+import { cleanup, newKey, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
 
 /** Opens a WebSocket with these upgrade headers; "refused" when the relay will not have it. */
 async function open(r: TestRelay, headers: Record<string, string> = {}): Promise<RawClient | "refused"> {
@@ -30,7 +18,7 @@ async function open(r: TestRelay, headers: Record<string, string> = {}): Promise
   if (res.status === 429) return "refused";
   expect(res.status).toBe(400);
   const c = await RawClient.connect(r.url, headers);
-  clients.push(c);
+  cleanup(() => c.close());
   return c;
 }
 
@@ -47,7 +35,7 @@ const xff = (v: string) => ({ "X-Forwarded-For": v });
 
 describe("the client address behind a trusted proxy", () => {
   test("the connection cap counts the forwarded address, the right-most one not a proxy", async () => {
-    const r = start({ "http.realIpHeader": "X-Forwarded-For", "rate.maxConnectionsPerIp": "1" });
+    const r = startTestRelay({ "http.realIpHeader": "X-Forwarded-For", "rate.maxConnectionsPerIp": "1" });
     const kinds = async (h: Record<string, string>) =>
       (await open(r, h)) === "refused" ? "refused" : "open";
     expect(await kinds(xff("203.0.113.7"))).toBe("open");
@@ -65,7 +53,7 @@ describe("the client address behind a trusted proxy", () => {
   });
 
   test("the header from a peer that is not a trusted proxy is ignored", async () => {
-    const r = start({
+    const r = startTestRelay({
       "http.realIpHeader": "X-Forwarded-For",
       "http.trustedProxies": "10.0.0.0/8,fd00::/8",
       "rate.maxConnectionsPerIp": "1",
@@ -76,7 +64,7 @@ describe("the client address behind a trusted proxy", () => {
   });
 
   test("per-IP EVENT buckets and exempt ranges apply to the X-Real-IP address", async () => {
-    const r = start({
+    const r = startTestRelay({
       "http.realIpHeader": "X-Real-IP",
       // One a second, two at once: the bucket refills slowly enough that the third is refused.
       "rate.eventsPerSecondPerIp": "1",
@@ -106,8 +94,8 @@ describe("the client address behind a trusted proxy", () => {
 `,
     );
     const plugin = `${process.execPath} ${file}`;
-    const trusted = start({ "http.realIpHeader": "X-Forwarded-For", "policy.plugin": plugin });
-    const untrusted = start({
+    const trusted = startTestRelay({ "http.realIpHeader": "X-Forwarded-For", "policy.plugin": plugin });
+    const untrusted = startTestRelay({
       "http.realIpHeader": "X-Forwarded-For",
       "http.trustedProxies": "192.0.2.1",
       "policy.plugin": plugin,

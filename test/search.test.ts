@@ -4,10 +4,10 @@
 // refusal when search is disabled.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { getPublicKey } from "nostr-tools/pure";
-import type { TestRelay } from "./harness.ts";
 import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
+import { cliSync } from "./procs.ts";
 
-let relay: TestRelay;
+const relay = startTestRelay();
 let c: RawClient;
 const alice = newKey();
 const bob = newKey();
@@ -83,13 +83,11 @@ const corpus = [
 ];
 
 beforeAll(async () => {
-  relay = startTestRelay();
   c = await RawClient.connect(relay.url);
   for (const e of corpus) expect((await c.publish(e))[2]).toBe(true);
 });
-afterAll(async () => {
+afterAll(() => {
   c.close();
-  await relay.destroy();
 });
 
 describe("stored search results, exact ids in rank order", () => {
@@ -284,13 +282,9 @@ describe("relay reindex", () => {
     expect(before.toSorted()).toEqual([e1.id, e2.id].toSorted());
     w.close();
     await r.stop();
-    const p = Bun.spawnSync([process.execPath, "src/main.ts", "reindex", "--quiet", "--data", r.dir], {
-      cwd: `${import.meta.dir}/..`,
-    });
-    expect({ code: p.exitCode, err: p.stderr.toString() }).toEqual({ code: 0, err: "" });
-    expect(p.stdout.toString()).toMatch(
-      /^rebuilt indexes, search, counters and hll from 2 stored events in \d+\.\d s\n$/,
-    );
+    const p = cliSync(["reindex", "--quiet", "--data", r.dir]);
+    expect({ code: p.code, err: p.err }).toEqual({ code: 0, err: "" });
+    expect(p.out).toMatch(/^rebuilt indexes, search, counters and hll from 2 stored events in \d+\.\d s\n$/);
     const again = startTestRelay({}, r.dir);
     try {
       const c2 = await RawClient.connect(again.url);

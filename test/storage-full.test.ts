@@ -13,16 +13,16 @@ import { newKey, RawClient, signed, tempDir } from "./harness.ts";
 import { metric, serve, until } from "./procs.ts";
 
 const MIB = 2 ** 20;
+const inner: string[] = [];
+// Registered before tempDir's removal of root, so that it runs first: a mount point cannot go.
+afterAll(() => {
+  for (const at of [...inner, root]) Bun.spawnSync(["umount", "-l", at]);
+});
 const root = tempDir("relay-full-");
 const mount = (at: string, size: string): boolean =>
   Bun.spawnSync(["mount", "-t", "tmpfs", "-o", `size=${size}`, "tmpfs", at]).exitCode === 0;
 const mounted = mount(root, "24m");
 if (!mounted) console.log("storage-full.test.ts: skipped, cannot mount a tmpfs here (needs root)");
-const inner: string[] = [];
-afterAll(() => {
-  for (const at of [...inner, root]) Bun.spawnSync(["umount", "-l", at]);
-  rmSync(root, { recursive: true, force: true });
-});
 
 const free = (at = root) => {
   const s = statfsSync(at);

@@ -1,31 +1,19 @@
 // `relay stream` as a real process between two of our relays: new events cross both ways, none
 // is sent back to where it came from, and a remote that goes away and comes back (same port,
 // same data) is reconnected and resubscribed without losing what was published meanwhile.
-import { afterAll, describe, expect, test } from "bun:test";
-import type { Subprocess } from "bun";
+import { describe, expect, test } from "bun:test";
 import type { TestRelay } from "./harness.ts";
 import { newKey, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
-
-const ROOT = new URL("..", import.meta.url).pathname;
-const cleanup: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const c of cleanup.reverse()) await c();
-});
+import { spawnCli } from "./procs.ts";
 
 /** Lines a child writes, as they come. */
 class Lines {
   readonly lines: string[] = [];
-  constructor(stream: ReadableStream<Uint8Array>) {
-    void (async () => {
-      let rest = "";
-      const dec = new TextDecoder();
-      for await (const chunk of stream) {
-        rest += dec.decode(chunk, { stream: true });
-        const parts = rest.split("\n");
-        rest = parts.pop()!;
-        this.lines.push(...parts);
-      }
-    })();
+  private rest = "";
+  add(text: string): void {
+    const parts = (this.rest + text).split("\n");
+    this.rest = parts.pop()!;
+    this.lines.push(...parts);
   }
   async waitFor(pred: (l: string) => boolean, what: string, ms = 30_000): Promise<string> {
     const end = Date.now() + ms;
@@ -56,18 +44,11 @@ async function has(r: TestRelay, id: string): Promise<boolean> {
   }
 }
 
-function stream(args: string[]): { p: Subprocess<"ignore", "pipe", "pipe">; out: Lines; err: Lines } {
-  const p = Bun.spawn([process.execPath, "src/main.ts", "stream", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, NO_COLOR: "1", RELAY_NSEC: "" },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  cleanup.push(() => {
-    p.kill();
-  });
-  return { p, out: new Lines(p.stdout), err: new Lines(p.stderr) };
+function stream(args: string[]) {
+  const out = new Lines();
+  const err = new Lines();
+  const s = spawnCli(["stream", ...args], { onStdout: (t) => out.add(t), onStderr: (t) => err.add(t) });
+  return { p: s.proc, exited: s.exited, out, err };
 }
 
 const eventsIn = (r: TestRelay) => r.ctx.counters.framesIn.EVENT ?? 0;
@@ -75,11 +56,9 @@ const eventsIn = (r: TestRelay) => r.ctx.counters.framesIn.EVENT ?? 0;
 describe("relay stream", () => {
   test("mirrors live events both ways with no loop, and survives the remote restarting", async () => {
     const local = startTestRelay();
-    cleanup.push(() => local.destroy());
     const remoteDir = tempDir("relay-stream-");
     let remote = startTestRelay({}, remoteDir);
     const port = new URL(remote.url).port;
-    cleanup.push(() => remote.destroy());
     const s = stream([remote.url, "--local", local.url, "--dir", "both"]);
     await s.err.waitFor((l) => l.includes("remote ") && l.endsWith(": connected"), "the remote connected");
     await s.err.waitFor((l) => l.includes("local ") && l.endsWith(": connected"), "the local side connected");
@@ -113,7 +92,7 @@ describe("relay stream", () => {
     toLocal.close();
 
     s.p.kill("SIGTERM");
-    expect(await s.p.exited).toBe(0);
+    expect(await s.exited()).toBe(0);
     // Each event crossed once, in its direction, and nothing came back.
     const crossed = s.out.lines.filter((l) => l !== "").sort();
     expect(crossed).toEqual(
@@ -129,10 +108,6 @@ describe("relay stream", () => {
   test("every event arriving while the stream runs crosses, dated before its start or not, both ways and filtered", async () => {
     const local = startTestRelay();
     const remote = startTestRelay();
-    cleanup.push(
-      () => local.destroy(),
-      () => remote.destroy(),
-    );
     // Kinds 1 and 7 published; only kind 1 is mirrored.
     const s = stream([remote.url, "--local", local.url, "--dir", "both", "--filter", '{"kinds":[1]}']);
     await s.err.waitFor((l) => l.includes("local ") && l.endsWith(": connected"), "the local side connected");
@@ -158,7 +133,7 @@ describe("relay stream", () => {
     await until(() => s.out.lines.filter((l) => l !== "").length >= want.length, "every note crossed");
     await Bun.sleep(300);
     s.p.kill("SIGTERM");
-    expect(await s.p.exited).toBe(0);
+    expect(await s.exited()).toBe(0);
     expect(s.out.lines.filter((l) => l !== "").sort()).toEqual(want);
     const kinds = async (r: TestRelay) => {
       const c = await RawClient.connect(r.url);
@@ -178,10 +153,6 @@ describe("relay stream", () => {
   test("--dir down mirrors nothing up", async () => {
     const local = startTestRelay();
     const remote = startTestRelay();
-    cleanup.push(
-      () => local.destroy(),
-      () => remote.destroy(),
-    );
     const s = stream([remote.url, "--local", local.url, "--dir", "down"]);
     await s.err.waitFor((l) => l.includes("local ") && l.endsWith(": connected"), "the local side connected");
     await s.err.waitFor((l) => l.includes("remote ") && l.endsWith(": connected"), "the remote connected");
@@ -194,7 +165,7 @@ describe("relay stream", () => {
     expect((await there.publish(theirs))[2]).toBe(true);
     await s.out.waitFor((l) => l === `down ${theirs.id} ok`, "the down event's OK");
     s.p.kill("SIGTERM");
-    expect(await s.p.exited).toBe(0);
+    expect(await s.exited()).toBe(0);
     expect(s.out.lines.filter((l) => l !== "")).toEqual([`down ${theirs.id} ok`]);
     // The mirror subscribed only to the remote: here it sent one EVENT and asked for nothing.
     expect(local.ctx.counters.framesIn.REQ ?? 0).toBe(0);

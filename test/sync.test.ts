@@ -1,54 +1,18 @@
 // `relay sync` as operators run it: a real process reconciling a data directory with one of our
 // relays over NIP-77, in each direction and both, narrowed by a filter, and through NIP-42 AUTH.
 // Convergence is checked on `relay export` of both sides, compared as sorted lines.
-import { afterAll, describe, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import type { TestRelay } from "./harness.ts";
 import { newKey, now, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
+import { cli } from "./procs.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-const cleanup: (() => Promise<void> | void)[] = [];
-afterAll(async () => {
-  for (const c of cleanup) await c();
-});
-
-function dir(): string {
-  const d = tempDir("relay-sync-");
-  cleanup.push(() => rmSync(d, { recursive: true, force: true }));
-  return d;
-}
-
-function start(flags: Record<string, string> = {}): TestRelay {
-  const r = startTestRelay(flags);
-  cleanup.push(() => r.destroy());
-  return r;
-}
-
-interface Run {
-  code: number;
-  out: string;
-  err: string;
-}
-
-async function relay(args: string[], stdin?: string, env: Record<string, string> = {}): Promise<Run> {
-  // Asynchronous: the remote relay runs in this process and must answer meanwhile.
-  const p = Bun.spawn([process.execPath, "src/main.ts", ...args], {
-    cwd: ROOT,
-    env: { ...process.env, NO_COLOR: "1", RELAY_NSEC: "", ...env },
-    stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(p.stdout).text(),
-    new Response(p.stderr).text(),
-    p.exited,
-  ]);
-  return { code, out, err };
-}
+const dir = (): string => tempDir("relay-sync-");
+// Asynchronous: the remote relay runs in this process and must answer meanwhile.
+const relay = (args: string[], stdin?: string) => cli(args, { stdin });
 
 const jsonl = (es: readonly NostrEvent[]) => es.map((e) => JSON.stringify(e)).join("\n");
 /** What `relay export` prints for these events: the stored JSON, one per line, sorted. */
@@ -111,7 +75,7 @@ function makeSets() {
 describe("relay sync", () => {
   test("down: the local store gains exactly what only the remote had; the remote is unchanged", async () => {
     const { shared, onlyRemote, onlyLocal } = makeSets();
-    const remote = start();
+    const remote = startTestRelay();
     await publishAll(remote, [...shared, ...onlyRemote]);
     const local = await localWith([...shared, ...onlyLocal]);
     const before = await exportOf(remote.dir);
@@ -137,11 +101,10 @@ describe("relay sync", () => {
 
   test("down into a directory a relay serves: the relay serves what sync adds, live subscribers included", async () => {
     const { shared, onlyRemote, onlyLocal } = makeSets();
-    const remote = start();
+    const remote = startTestRelay();
     await publishAll(remote, [...shared, ...onlyRemote]);
     const localDir = await localWith([...shared, ...onlyLocal]);
     const local = startTestRelay({}, localDir);
-    cleanup.unshift(() => local.stop());
     const sub = await RawClient.connect(local.url);
     sub.send(["REQ", "live", { limit: 0 }]);
     await sub.next((f) => f[0] === "EOSE" && f[1] === "live");
@@ -170,7 +133,7 @@ describe("relay sync", () => {
 
   test("up: the remote accepts exactly what only the local store had", async () => {
     const { shared, onlyRemote, onlyLocal } = makeSets();
-    const remote = start();
+    const remote = startTestRelay();
     await publishAll(remote, [...shared, ...onlyRemote]);
     const local = await localWith([...shared, ...onlyLocal]);
     const r = await relay(["sync", remote.url, "--data", local, "--dir", "up", "--json", "--quiet"]);
@@ -188,7 +151,7 @@ describe("relay sync", () => {
 
   test("both: the two stores converge to the same events", async () => {
     const { shared, onlyRemote, onlyLocal } = makeSets();
-    const remote = start();
+    const remote = startTestRelay();
     await publishAll(remote, [...shared, ...onlyRemote]);
     const local = await localWith([...shared, ...onlyLocal]);
     const r = await relay(["sync", remote.url, "--data", local, "--dir", "both"]);
@@ -203,7 +166,7 @@ describe("relay sync", () => {
 
   test("--filter narrows what is reconciled and moved", async () => {
     const { shared, onlyRemote, onlyLocal } = makeSets();
-    const remote = start();
+    const remote = startTestRelay();
     await publishAll(remote, [...shared, ...onlyRemote]);
     const local = await localWith([...shared, ...onlyLocal]);
     const r = await relay([
@@ -231,7 +194,7 @@ describe("relay sync", () => {
 
   test("a remote that asks for AUTH: refused without a key (exit 1), synced with --nsec-file", async () => {
     const { shared, onlyRemote } = makeSets();
-    const remote = start({ "auth.reads": "true" });
+    const remote = startTestRelay({ "auth.reads": "true" });
     await publishAll(remote, [...shared, ...onlyRemote]);
     const local = await localWith(shared);
     const denied = await relay(["sync", remote.url, "--data", local, "--quiet"]);

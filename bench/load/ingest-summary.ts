@@ -14,7 +14,7 @@ export interface Sustained {
   /** first EVENT until no consumer lag (or until the last OK when the relay reports none) */
   seconds: number;
   acceptedPerSec: number;
-  /** summed relay_consumer_lag_events right after the last OK */
+  /** the largest relay_consumer_lag_events right after the last OK */
   lagAtLastOk?: number;
 }
 

@@ -9,7 +9,7 @@ export interface Settled {
   seconds: number;
   /** whether the relay reported consumer lag at all */
   reported: boolean;
-  /** summed consumer lag (events) when the wait began: right after the last OK */
+  /** consumer lag (events, the largest) when the wait began: right after the last OK */
   lagAtStart?: number;
   /** the lag when the wait gave up, if it did */
   lagAtEnd?: number;
@@ -24,19 +24,23 @@ export interface Settled {
 
 const LAG = /^relay_consumer_lag_events(?:\{[^}]*\})?\s+(\S+)/gm;
 
-/** Summed `relay_consumer_lag_events`; undefined if the relay exports none or did not answer. */
+/**
+ * The largest `relay_consumer_lag_events` (the consumers share one backlog, so each reports the
+ * same events; the largest is how many wait); undefined if the relay exports none or did not
+ * answer.
+ */
 export async function lagOf(metricsUrl: string, timeoutMs = 5_000): Promise<number | undefined> {
   try {
     const r = await fetch(metricsUrl, { signal: AbortSignal.timeout(timeoutMs) });
     if (!r.ok) return undefined;
     const text = await r.text();
     let seen = false;
-    let sum = 0;
+    let most = 0;
     for (const m of text.matchAll(LAG)) {
       seen = true;
-      sum += Number(m[1]);
+      most = Math.max(most, Number(m[1]));
     }
-    return seen ? sum : undefined;
+    return seen ? most : undefined;
   } catch {
     return undefined;
   }

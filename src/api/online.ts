@@ -8,7 +8,7 @@
 // resolves to a loopback, private, link-local or otherwise non-public address is never fetched.
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import type { BinDb } from "../store/store.ts";
+import type { BinDb } from "../store/types.ts";
 
 export interface ProbeOptions {
   intervalSeconds: number;

@@ -4,8 +4,8 @@
 import { bech32 } from "@scure/base";
 import type { NostrEvent } from "../nostr/event.ts";
 import { readReplaceable, replaceableKey } from "../store/keys.ts";
-import type { Store } from "../store/store.ts";
 import { readEvent } from "../store/store.ts";
+import type { Store } from "../store/types.ts";
 
 const HEX64 = /^[0-9a-fA-F]{64}$/;
 

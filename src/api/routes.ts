@@ -4,13 +4,13 @@
 // start-up; `handleApi` answers a request. Shapes are in responses.ts, documented in docs/api.md.
 import * as nip19 from "nostr-tools/nip19";
 import type { RelayContext } from "../context.ts";
+import { followed, relayList } from "../engagement/engagement.ts";
+import type { NoteCounts } from "../engagement/keys.ts";
+import type { QueryOptions } from "../indexes/query.ts";
+import { runQuery } from "../indexes/query.ts";
 import { storedKind } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
-import type { QueryOptions } from "../store/query.ts";
-import { runQuery } from "../store/query.ts";
 import { readEvent } from "../store/store.ts";
-import { followed, relayList } from "./engagement.ts";
-import type { NoteCounts } from "./keys.ts";
 import type { Visibility } from "./profile.ts";
 import { authorCache, latestReplaceable, parseMetadata, parsePubkeyRef, visibleSerial } from "./profile.ts";
 import { errorReply, okReply, serialize } from "./responses.ts";
@@ -42,7 +42,7 @@ export function handleApi(req: Request, url: URL, ctx: RelayContext): Response |
     if (q === "") return fail(400, "invalid: missing q, the text to search for");
     if (q.length > MAX_QUERY_CHARS)
       return fail(400, `invalid: q is longer than ${MAX_QUERY_CHARS} characters`);
-    const search = ctx.derived.searcher;
+    const search = ctx.consumers.searcher;
     if (!search) return fail(404, "not found: search is disabled on this relay");
     return (async () => {
       const hits = await search.filter(ctx.store, { search: q }, limit, queryOptions(ctx, v, req));
@@ -153,7 +153,7 @@ function queryOptions(ctx: RelayContext, v: Visibility, req: Request): QueryOpti
       v.restrictedKinds.length === 0 ? undefined : (json) => !v.restrictedKinds.includes(storedKind(json)),
     restrictedKind: (k) => v.restrictedKinds.includes(k),
     cancelled: () => req.signal.aborted,
-    search: ctx.derived.searcher,
+    search: ctx.consumers.searcher,
   };
 }
 

@@ -1,22 +1,22 @@
 // The API's state beside the routes: the counters consumer, the trending window fed by it and the
 // optional relay prober, started once by startRelay.
 import type { Config } from "../config/schema.ts";
-import type { Derived } from "../derived.ts";
-import type { Store } from "../store/store.ts";
-import type { Counters } from "./counters.ts";
+import type { Consumers } from "../consumers/registry.ts";
+import type { EngagementCounters } from "../engagement/counters.ts";
+import type { Store } from "../store/types.ts";
 import { Prober } from "./online.ts";
 import { TrendingWindow } from "./trending.ts";
 
 export interface Api {
-  counters: Counters | undefined;
+  counters: EngagementCounters | undefined;
   trending: TrendingWindow | undefined;
   prober: Prober | undefined;
   stop(): void;
 }
 
 /** Called once by startRelay after the indexers are registered and before the writer runs. */
-export function startApi(c: Config, derived: Derived, store: Store): Api {
-  const counters = derived.counters;
+export function startApi(c: Config, consumers: Consumers, store: Store): Api {
+  const counters = consumers.counters;
   let trending: TrendingWindow | undefined;
   let prober: Prober | undefined;
   if (counters) {
@@ -43,4 +43,11 @@ export function startApi(c: Config, derived: Derived, store: Store): Api {
       if (counters) counters.listener = undefined;
     },
   };
+}
+
+declare module "../context.ts" {
+  interface RelayContext {
+    /** the HTTP API's trending window and relay prober (src/api/), set by startRelay */
+    api?: Api;
+  }
 }

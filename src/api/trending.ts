@@ -2,15 +2,16 @@
 // engagement, held in memory and ranked on request. Seeded at start-up by one reverse scan of
 // the kind index over the window only; then kept current by the counters consumer, which tells
 // it about notes committed and removed and about new totals as each event is committed.
+
+import type { EngagementCounters, NoteListener } from "../engagement/counters.ts";
+import type { NoteCounts } from "../engagement/keys.ts";
+import { indexSnapshot } from "../indexes/indexes.ts";
+import { tailEvents } from "../indexes/tail.ts";
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import { entriesOf } from "../store/index-db.ts";
-import { indexSnapshot } from "../store/indexes.ts";
 import { kindBytes } from "../store/keys.ts";
-import type { Store } from "../store/store.ts";
 import { readEvent } from "../store/store.ts";
-import { tailEvents } from "../store/tail.ts";
-import type { Counters, NoteListener } from "./counters.ts";
-import type { NoteCounts } from "./keys.ts";
+import type { Store } from "../store/types.ts";
 
 export interface WindowNote {
   id: string;
@@ -54,7 +55,7 @@ export class TrendingWindow implements NoteListener {
 
   constructor(
     readonly seconds: number,
-    private readonly counters: Counters,
+    private readonly counters: EngagementCounters,
     private readonly clock: () => number = () => Math.floor(Date.now() / 1000),
   ) {}
 

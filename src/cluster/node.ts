@@ -17,7 +17,7 @@ import type { MsgHdrs, NatsConnection, Subscription as NatsSub } from "@nats-io/
 import type { Config } from "../config/schema.ts";
 import { log } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../store/types.ts";
 import type { Committed, Writer } from "../store/writer.ts";
 import { Outbox } from "./outbox.ts";
 

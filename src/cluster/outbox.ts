@@ -6,7 +6,7 @@
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { readU64, serialKey } from "../store/keys.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../store/types.ts";
 import type { Committed } from "../store/writer.ts";
 
 /** One event to append. */

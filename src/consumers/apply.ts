@@ -2,9 +2,9 @@
 // environment that also writes their watermarks: in this thread (data commands, tests, and the
 // fallback), or on the consumers' own thread (worker.ts) in the relay.
 import { Worker } from "node:worker_threads";
-import type { Consumer, Derived } from "../store/consumer.ts";
+import type { Consumer, Prepared } from "../store/consumer.ts";
 import { writeWatermark } from "../store/consumer.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../store/types.ts";
 
 /**
  * A generation as it crosses to another thread: the serials of its events and the seqs of its
@@ -20,7 +20,7 @@ export interface GenPayload {
 }
 
 /** Consumer i's share of a generation: what it derived from each event. */
-export type Share = (i: number) => { adds: Derived<unknown>[]; removes: Derived<unknown>[] };
+export type Share = (i: number) => { adds: Prepared<unknown>[]; removes: Prepared<unknown>[] };
 
 export interface Applier {
   /** Applies a generation; resolves once it is committed. */
@@ -94,7 +94,7 @@ export function addTime(took: Timings, step: string, since: number): void {
   took[step] = (took[step] ?? 0) + performance.now() - since;
 }
 
-const notNull = (d: Derived<unknown>): boolean => d.p !== null;
+const notNull = (d: Prepared<unknown>): boolean => d.p !== null;
 
 export class InThreadApplier implements Applier {
   constructor(

@@ -1,13 +1,13 @@
 // Bringing the consumers up to the log on disk at start-up (the relay, before its writer starts)
 // and in the data commands: each consumer resumes from its watermark, or is rebuilt from the
 // whole log when its entries are missing, of another version, or of another log.
-import type { Consumer, Derived, Watermark } from "../store/consumer.ts";
+import type { Consumer, Prepared, Watermark } from "../store/consumer.ts";
 import { readWatermark, writeWatermark } from "../store/consumer.ts";
 import { removalsAfter, trimRemovals } from "../store/removals.ts";
 import type { HighWater } from "../store/serials.ts";
 import { currentHighWater } from "../store/serials.ts";
-import type { Store } from "../store/store.ts";
 import { replayStored } from "../store/store.ts";
+import type { Store } from "../store/types.ts";
 
 /** Progress of a long catch-up: events of `total` read so far for consumer `name`. */
 export type Progress = (name: string, events: number, total: number) => void;
@@ -79,7 +79,7 @@ function replay(
   batch: number,
   progress?: Progress,
 ): number {
-  const removes: Derived<unknown>[] = [];
+  const removes: Prepared<unknown>[] = [];
   // A removal undoes an event only if an earlier batch applied it; an event removed before its
   // batch was applied has no body left, so it is not applied either.
   for (const r of removalsAfter(s.removals, w.removal)) {
@@ -90,7 +90,7 @@ function replay(
     }
   }
   const total = high.serial - w.serial;
-  let adds: Derived<unknown>[] = [];
+  let adds: Prepared<unknown>[] = [];
   let through = w.serial;
   // The last batch covers the marks even when the newest events were removed since.
   let read = 0;

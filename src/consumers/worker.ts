@@ -6,7 +6,6 @@
 import { heapStats } from "bun:jsc";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
-import { consumersByName } from "../derived.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { commitCause, fullReason, guardCommitRejections } from "../store/full.ts";
 import { readU64, serialKey } from "../store/keys.ts";
@@ -14,6 +13,7 @@ import { removalsAfter } from "../store/removals.ts";
 import { closeStore, DERIVED_DIR, openStore } from "../store/store.ts";
 import type { Applied, GenPayload } from "./apply.ts";
 import { addTime, applyShares, shares, type Timings } from "./apply.ts";
+import { consumersByName } from "./registry.ts";
 
 guardCommitRejections();
 const { path, names, mapSizeGb } = workerData as { path: string; names: string[]; mapSizeGb?: number };

@@ -2,15 +2,16 @@
 // one of the shapes in shapes.ts. Those shapes are counted on the tag index range of their one
 // value; each stored record is read for its kind and pubkey at their fixed places, without
 // parsing the JSON. Everything else is counted by countQuery.
-import { STORED_PUBKEY_OFFSET } from "../nostr/canonical.ts";
+
+import { MergedScan } from "../indexes/cursor.ts";
+import { indexSnapshot } from "../indexes/indexes.ts";
+import type { QueryOptions } from "../indexes/query.ts";
+import { countQuery, yieldTurn } from "../indexes/query.ts";
+import { removedIn, tailMatches } from "../indexes/tail.ts";
+import { STORED_PUBKEY_OFFSET, storedKind } from "../nostr/canonical.ts";
 import type { Filter } from "../nostr/filter.ts";
-import { MergedScan } from "../store/cursor.ts";
-import { indexSnapshot } from "../store/indexes.ts";
 import { serialKey, tagPrefix } from "../store/keys.ts";
-import type { QueryOptions } from "../store/query.ts";
-import { countQuery } from "../store/query.ts";
-import type { Store } from "../store/store.ts";
-import { removedIn, tailMatches } from "../store/tail.ts";
+import type { Store } from "../store/types.ts";
 import { Hll } from "./hll.ts";
 import type { HllRegisters } from "./registers.ts";
 import { recordKey } from "./registers.ts";
@@ -22,19 +23,6 @@ export interface CountAnswer {
   /** 512 hex characters, for the NIP-45 shapes only */
   hll?: string;
 }
-
-const PUBKEY_AT = STORED_PUBKEY_OFFSET;
-const KIND_MARK = Buffer.from(',"kind":');
-
-/** The kind of a stored record, read after `"kind":` (which follows created_at). */
-function storedKindOf(json: Buffer): number {
-  let at = json.indexOf(KIND_MARK, PUBKEY_AT + 64) + KIND_MARK.length;
-  let kind = 0;
-  for (let c = json[at]!; c >= 48 && c <= 57; c = json[++at]!) kind = kind * 10 + (c - 48);
-  return kind;
-}
-
-const yieldTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 async function countWithHll(s: Store, shape: HllShape, o: QueryOptions): Promise<CountAnswer | undefined> {
   const prefix = tagPrefix(shape.tag, shape.value);
@@ -54,8 +42,8 @@ async function countWithHll(s: Store, shape: HllShape, o: QueryOptions): Promise
     if (k.serial > o.hwm || k.serial > snap.through || o.hidden?.(k.serial) || removedIn(snap, k.serial))
       continue;
     const json = s.events.getBinaryFast(serialKey(k.serial));
-    if (json === undefined || !kinds.has(storedKindOf(json))) continue;
-    const pubkey = json.toString("latin1", PUBKEY_AT, PUBKEY_AT + 64);
+    if (json === undefined || !kinds.has(storedKind(json))) continue;
+    const pubkey = json.toString("latin1", STORED_PUBKEY_OFFSET, STORED_PUBKEY_OFFSET + 64);
     // getBinaryFast hands out a view of a shared buffer: decode its own bytes only.
     if (o.allow && !o.allow(json.toString("utf8", 0, json.length))) continue;
     hll.add(pubkey);

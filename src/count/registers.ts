@@ -15,12 +15,12 @@
 //              → count 6 | expiring 4 | (register 1, value 1, events varint)… in (register,
 //                value) order
 import type { NostrEvent } from "../nostr/event.ts";
-import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
-import { noTail, readWatermark } from "../store/consumer.ts";
+import type { Consumer, Prepared, Tail } from "../store/consumer.ts";
+import { noTail, readSnapshot } from "../store/consumer.ts";
 import { expirationOf } from "../store/expiration.ts";
 import { tagPrefix } from "../store/keys.ts";
-import type { BinDb, Store } from "../store/store.ts";
 import { openDb } from "../store/store.ts";
+import type { BinDb, Store } from "../store/types.ts";
 import { hllOffset, REGISTERS, registerOf } from "./hll.ts";
 import { HLL_SHAPES } from "./shapes.ts";
 
@@ -226,8 +226,8 @@ export class HllRegisters implements Consumer<HllContribution, HllView> {
    */
   apply(
     _s: Store,
-    adds: readonly Derived<HllContribution>[],
-    removes: readonly Derived<HllContribution>[],
+    adds: readonly Prepared<HllContribution>[],
+    removes: readonly Prepared<HllContribution>[],
   ): void {
     const index = new Map<string, number>();
     const keys: string[] = [];
@@ -288,7 +288,7 @@ export class HllRegisters implements Consumer<HllContribution, HllView> {
     return new Map();
   }
 
-  view(v: HllView, d: Derived<HllContribution>, sign: 1 | -1, removal: boolean): void {
+  view(v: HllView, d: Prepared<HllContribution>, sign: 1 | -1, removal: boolean): void {
     fold(v, d.p, removal ? (-sign as 1 | -1) : sign);
   }
 
@@ -302,11 +302,11 @@ export class HllRegisters implements Consumer<HllContribution, HllView> {
     if (!k) return undefined;
     const txn = this.s.derived.useReadTransaction();
     try {
-      const w: Watermark | undefined = readWatermark(this.s, this.name, txn);
+      const { w, views } = readSnapshot(this.s, this, txn);
       if (!w || w.serial > hwm) return undefined;
       const v = this.db.get(k, { transaction: txn } as never);
       const r = v ? decodeRecord(v) : newRecord();
-      for (const view of this.tail.views(w)) {
+      for (const view of views) {
         const d = view.get(key);
         if (!d) continue;
         r.count += d.count;

@@ -4,11 +4,11 @@
 // connection. AUTH events are never stored or broadcast.
 
 import type { RelayContext } from "../context.ts";
-import { computeId } from "../nostr/canonical.ts";
 import { checkEventShape } from "../nostr/event.ts";
+import { verifyEvent } from "../verify/verify.ts";
 import { okFrame, okReject } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
-import { invalid, isReject } from "../wire/reasons.ts";
+import { failedVerification, invalid, isReject } from "../wire/reasons.ts";
 import type { Client } from "./client.ts";
 
 export const AUTH_KIND = 22242;
@@ -42,18 +42,16 @@ export function challengeOnFrame(ctx: RelayContext, conn: Client): void {
 }
 
 /** Before an answer with this reason: an auth-required: refusal carries the challenge before it. */
-export function challengeFor(conn: Client, reason: Reject | string): void {
-  const prefix = typeof reason === "string" ? reason.slice(0, reason.indexOf(":")) : reason.prefix;
-  if (prefix === "auth-required") conn.askAuth();
+export function challengeFor(conn: Client, reason: Reject): void {
+  if (reason.prefix === "auth-required") conn.askAuth();
 }
 
 function checkAuth(ctx: RelayContext, conn: Client, raw: unknown, now: number) {
   const e = checkEventShape(raw, { maxTags: 100, maxTagValues: 10, maxContentLength: 1024 });
   if (isReject(e)) return e;
   if (e.kind !== AUTH_KIND) return invalid(`AUTH event must be kind ${AUTH_KIND}`);
-  if (computeId(e) !== e.id) return invalid("event id does not match the sha256 of its serialization");
-  if (!ctx.verifier.verify(Buffer.from(e.sig, "hex"), Buffer.from(e.id, "hex"), Buffer.from(e.pubkey, "hex")))
-    return invalid("signature verification failed");
+  const v = verifyEvent(e, ctx.verifier);
+  if (v !== "ok") return failedVerification(v);
   if (Math.abs(now - e.created_at) > WINDOW_SECONDS)
     return invalid("AUTH created_at is not within 10 minutes");
   const tag = (name: string) => e.tags.find((t) => t[0] === name)?.[1];

@@ -5,7 +5,7 @@
 import type { RelayContext } from "../context.ts";
 import { bump } from "../context.ts";
 import { broadcast } from "../fanout/broadcast.ts";
-import { computeId, storedJsonOf } from "../nostr/canonical.ts";
+import { storedJsonOf } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { checkEventShape } from "../nostr/event.ts";
 import { isEphemeral } from "../nostr/kinds.ts";
@@ -13,9 +13,17 @@ import { expirationOf } from "../store/expiration.ts";
 import type { ToWrite } from "../store/writer.ts";
 import type { Verifiable } from "../verify/batch.ts";
 import type { VerifyResult } from "../verify/verify.ts";
+import { verifyEvent } from "../verify/verify.ts";
 import { okFrame, okReject } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
-import { ALREADY_HAVE, error, invalid, isReject } from "../wire/reasons.ts";
+import {
+  ALREADY_HAVE,
+  error,
+  failedVerification,
+  invalid,
+  isReject,
+  outsideReason,
+} from "../wire/reasons.ts";
 import { writePolicy } from "./access.ts";
 import { AUTH_KIND, challengeFor } from "./auth.ts";
 import type { Client } from "./client.ts";
@@ -59,10 +67,8 @@ export function admitShape(
   return e;
 }
 
-const BAD_ID = () => invalid("event id does not match the sha256 of its serialization");
 const NOT_IN_STREAM = () =>
   error("stored on this node, but the cluster stream has not confirmed it yet; send it again");
-const BAD_SIG = () => invalid("signature verification failed");
 
 /** Everything that can be decided about an event without the store or the connection, in-thread. */
 export function admit(
@@ -73,14 +79,8 @@ export function admit(
 ): NostrEvent | Reject {
   const e = admitShape(ctx, raw, now, opts);
   if (isReject(e)) return e;
-  if (computeId(e) !== e.id) return BAD_ID();
-  if (opts.noVerify) return e;
-  const ok = ctx.verifier.verify(
-    Buffer.from(e.sig, "hex"),
-    Buffer.from(e.id, "hex"),
-    Buffer.from(e.pubkey, "hex"),
-  );
-  return ok ? e : BAD_SIG();
+  const v = verifyEvent(e, ctx.verifier, !opts.noVerify);
+  return v === "ok" ? e : failedVerification(v);
 }
 
 function refuse(ctx: RelayContext, conn: Client, id: string, r: Reject): void {
@@ -156,9 +156,9 @@ export class EventIngest {
     let passed: Incoming[] = [];
     for (let i = 0; i < items.length; i++) {
       const it = items[i]!;
-      const verdict = verdicts[i];
+      const verdict = verdicts[i]!;
       if (verdict !== "ok") {
-        refuse(ctx, it.conn, it.e.id, verdict === "bad-id" ? BAD_ID() : BAD_SIG());
+        refuse(ctx, it.conn, it.e.id, failedVerification(verdict));
         continue;
       }
       const denied = writePolicy(ctx, it.conn, it.e);
@@ -224,10 +224,7 @@ export class EventIngest {
     items.forEach((it, i) => {
       const v = verdicts[i]!;
       if (v.action === "reject") {
-        const msg = /^[a-z-]+: /.test(v.msg) ? v.msg : `blocked: ${v.msg || "refused by write policy"}`;
-        bump(ctx.counters.eventsRejected, msg.slice(0, msg.indexOf(":")));
-        challengeFor(it.conn, msg);
-        it.conn.send(okFrame(it.e.id, false, msg));
+        refuse(ctx, it.conn, it.e.id, outsideReason(v.msg, "blocked", "refused by write policy"));
       } else if (v.action === "shadowReject") it.conn.send(okFrame(it.e.id, true, ""));
       else kept.push(it);
     });

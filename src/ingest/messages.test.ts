@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { invalid } from "../wire/reasons.ts";
 import type { GateLimits } from "./messages.ts";
 import { readFrame } from "./messages.ts";
 
@@ -12,18 +13,18 @@ describe("readFrame: what every frame must be", () => {
   test("larger than maxMessageBytes, not JSON, not an array with a verb, an unknown verb", () => {
     expect(read(["REQ", "s", {}], { ...LIM, maxMessageBytes: 5 })).toEqual({
       type: "unreadable",
-      notice: "invalid: message is larger than 5 bytes",
+      reason: invalid("message is larger than 5 bytes"),
     });
-    expect(read('["REQ",')).toEqual({ type: "unreadable", notice: "invalid: message is not valid JSON" });
+    expect(read('["REQ",')).toEqual({ type: "unreadable", reason: invalid("message is not valid JSON") });
     for (const f of [{ a: 1 }, [], [1, "s"], 5, '"REQ"'])
       expect(read(f)).toEqual({
         type: "unreadable",
-        notice: "invalid: message must be a JSON array whose first element is a verb",
+        reason: invalid("message must be a JSON array whose first element is a verb"),
       });
-    expect(read(["PING", 1])).toEqual({ type: "unreadable", notice: 'invalid: unknown message type "PING"' });
+    expect(read(["PING", 1])).toEqual({ type: "unreadable", reason: invalid('unknown message type "PING"') });
     expect(read([`${"X".repeat(40)}`])).toEqual({
       type: "unreadable",
-      notice: `invalid: unknown message type "${"X".repeat(32)}"`,
+      reason: invalid(`unknown message type "${"X".repeat(32)}"`),
     });
   });
 });
@@ -37,18 +38,18 @@ describe("EVENT and AUTH", () => {
   test("anything else is unreadable, with the event id when one can be read (for an OK)", () => {
     expect(read(["EVENT", { id: "ab" }, "extra"])).toEqual({
       type: "unreadable",
-      notice: 'invalid: EVENT must be ["EVENT", <event object>]',
+      reason: invalid('EVENT must be ["EVENT", <event object>]'),
       eventId: "ab",
     });
     for (const f of [["EVENT"], ["EVENT", null], ["EVENT", [1]], ["EVENT", "x"]])
       expect(read(f)).toEqual({
         type: "unreadable",
-        notice: 'invalid: EVENT must be ["EVENT", <event object>]',
+        reason: invalid('EVENT must be ["EVENT", <event object>]'),
         eventId: undefined,
       });
     expect(read(["AUTH", 5])).toEqual({
       type: "unreadable",
-      notice: 'invalid: AUTH must be ["AUTH", <event object>]',
+      reason: invalid('AUTH must be ["AUTH", <event object>]'),
       eventId: undefined,
     });
   });
@@ -68,20 +69,20 @@ describe("REQ, COUNT and CLOSE", () => {
     for (const id of ["", 5, undefined])
       expect(read(["REQ", id, {}])).toEqual({
         type: "unreadable",
-        notice: "invalid: REQ needs a non-empty subscription id string",
+        reason: invalid("REQ needs a non-empty subscription id string"),
       });
     expect(read(["COUNT", "123456789", {}])).toEqual({
       type: "unreadable",
-      notice: "invalid: subscription id is longer than 8 characters",
+      reason: invalid("subscription id is longer than 8 characters"),
     });
     expect(read(["REQ", "s"])).toEqual({
       type: "unreadable",
-      notice: "invalid: REQ needs at least one filter",
+      reason: invalid("REQ needs at least one filter"),
       subId: "s",
     });
     expect(read(["REQ", "s", {}, {}, {}])).toEqual({
       type: "unreadable",
-      notice: "invalid: more than 2 filters",
+      reason: invalid("more than 2 filters"),
       subId: "s",
     });
   });
@@ -91,7 +92,7 @@ describe("REQ, COUNT and CLOSE", () => {
     for (const f of [["CLOSE"], ["CLOSE", 1], ["CLOSE", "s", "t"]])
       expect(read(f)).toEqual({
         type: "unreadable",
-        notice: 'invalid: CLOSE must be ["CLOSE", <subscription id>]',
+        reason: invalid('CLOSE must be ["CLOSE", <subscription id>]'),
       });
   });
 });
@@ -111,25 +112,25 @@ describe("NIP-77 NEG-OPEN, NEG-MSG, NEG-CLOSE", () => {
   test("malformed: a NEG-ERR answer where the id is known", () => {
     expect(read(["NEG-OPEN", "n", {}])).toEqual({
       type: "unreadable",
-      notice: 'invalid: NEG-OPEN must be ["NEG-OPEN", <subscription id>, <filter>, <hex message>]',
+      reason: invalid('NEG-OPEN must be ["NEG-OPEN", <subscription id>, <filter>, <hex message>]'),
       negSubId: "n",
     });
     expect(read(["NEG-MSG", "n", 61])).toEqual({
       type: "unreadable",
-      notice: 'invalid: NEG-MSG must be ["NEG-MSG", <subscription id>, <hex message>]',
+      reason: invalid('NEG-MSG must be ["NEG-MSG", <subscription id>, <hex message>]'),
       negSubId: "n",
     });
     expect(read(["NEG-CLOSE", "n", "x"])).toEqual({
       type: "unreadable",
-      notice: 'invalid: NEG-CLOSE must be ["NEG-CLOSE", <subscription id>]',
+      reason: invalid('NEG-CLOSE must be ["NEG-CLOSE", <subscription id>]'),
     });
     expect(read(["NEG-MSG", "", "61"])).toEqual({
       type: "unreadable",
-      notice: "invalid: NEG-MSG needs a non-empty subscription id string",
+      reason: invalid("NEG-MSG needs a non-empty subscription id string"),
     });
     expect(read(["NEG-OPEN", "123456789", {}, "61"])).toEqual({
       type: "unreadable",
-      notice: "invalid: subscription id is longer than 8 characters",
+      reason: invalid("subscription id is longer than 8 characters"),
     });
   });
 });

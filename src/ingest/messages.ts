@@ -1,6 +1,9 @@
 // The client-to-relay vocabulary and the one gate every frame passes: size, JSON, verb and
 // arity. Field-level checks (events, filters) happen in the handlers with the same Reject type.
 
+import type { Reject } from "../wire/reasons.ts";
+import { invalid } from "../wire/reasons.ts";
+
 export type ClientMessage =
   | { type: "EVENT"; event: unknown }
   | { type: "REQ"; subId: string; filters: unknown[] }
@@ -14,7 +17,8 @@ export type ClientMessage =
 /** A frame that could not be understood; answered with NOTICE (or OK false when an id is known). */
 export interface Unreadable {
   type: "unreadable";
-  notice: string;
+  /** why, as an `invalid:` refusal (sent as a NOTICE, an OK, a CLOSED or a NEG-ERR) */
+  reason: Reject;
   /** set when the frame was an EVENT whose id could be read, so the answer can be an OK */
   eventId?: string;
   /** set when the frame was a REQ/COUNT with a readable id, so the answer can be a CLOSED */
@@ -29,30 +33,30 @@ export interface GateLimits {
   maxFilters: number;
 }
 
-const unreadable = (notice: string, extra: Partial<Unreadable> = {}): Unreadable => ({
+const unreadable = (message: string, extra: Partial<Unreadable> = {}): Unreadable => ({
   type: "unreadable",
-  notice,
+  reason: invalid(message),
   ...extra,
 });
 
 export function readFrame(text: string, byteLength: number, lim: GateLimits): ClientMessage | Unreadable {
   if (byteLength > lim.maxMessageBytes)
-    return unreadable(`invalid: message is larger than ${lim.maxMessageBytes} bytes`);
+    return unreadable(`message is larger than ${lim.maxMessageBytes} bytes`);
   let msg: unknown;
   try {
     msg = JSON.parse(text);
   } catch {
-    return unreadable("invalid: message is not valid JSON");
+    return unreadable("message is not valid JSON");
   }
   if (!Array.isArray(msg) || typeof msg[0] !== "string")
-    return unreadable("invalid: message must be a JSON array whose first element is a verb");
+    return unreadable("message must be a JSON array whose first element is a verb");
   const verb = msg[0];
   switch (verb) {
     case "EVENT":
     case "AUTH": {
       if (msg.length !== 2 || typeof msg[1] !== "object" || msg[1] === null || Array.isArray(msg[1])) {
         const id = (msg[1] as { id?: unknown } | undefined)?.id;
-        return unreadable(`invalid: ${verb} must be ["${verb}", <event object>]`, {
+        return unreadable(`${verb} must be ["${verb}", <event object>]`, {
           eventId: typeof id === "string" ? id : undefined,
         });
       }
@@ -62,19 +66,19 @@ export function readFrame(text: string, byteLength: number, lim: GateLimits): Cl
     case "COUNT": {
       const subId = msg[1];
       if (typeof subId !== "string" || subId.length === 0)
-        return unreadable(`invalid: ${verb} needs a non-empty subscription id string`);
+        return unreadable(`${verb} needs a non-empty subscription id string`);
       if (subId.length > lim.maxSubidLength)
-        return unreadable(`invalid: subscription id is longer than ${lim.maxSubidLength} characters`);
+        return unreadable(`subscription id is longer than ${lim.maxSubidLength} characters`);
       const filters = msg.slice(2);
-      if (filters.length === 0) return unreadable(`invalid: ${verb} needs at least one filter`, { subId });
+      if (filters.length === 0) return unreadable(`${verb} needs at least one filter`, { subId });
       if (filters.length > lim.maxFilters)
-        return unreadable(`invalid: more than ${lim.maxFilters} filters`, { subId });
+        return unreadable(`more than ${lim.maxFilters} filters`, { subId });
       return { type: verb, subId, filters };
     }
     case "CLOSE": {
       const subId = msg[1];
       if (msg.length !== 2 || typeof subId !== "string")
-        return unreadable('invalid: CLOSE must be ["CLOSE", <subscription id>]');
+        return unreadable('CLOSE must be ["CLOSE", <subscription id>]');
       return { type: "CLOSE", subId };
     }
     case "NEG-OPEN":
@@ -82,32 +86,28 @@ export function readFrame(text: string, byteLength: number, lim: GateLimits): Cl
     case "NEG-CLOSE": {
       const subId = msg[1];
       if (typeof subId !== "string" || subId.length === 0)
-        return unreadable(`invalid: ${verb} needs a non-empty subscription id string`);
+        return unreadable(`${verb} needs a non-empty subscription id string`);
       if (subId.length > lim.maxSubidLength)
-        return unreadable(`invalid: subscription id is longer than ${lim.maxSubidLength} characters`);
+        return unreadable(`subscription id is longer than ${lim.maxSubidLength} characters`);
       const negSubId = subId;
       if (verb === "NEG-CLOSE") {
-        if (msg.length !== 2)
-          return unreadable('invalid: NEG-CLOSE must be ["NEG-CLOSE", <subscription id>]');
+        if (msg.length !== 2) return unreadable('NEG-CLOSE must be ["NEG-CLOSE", <subscription id>]');
         return { type: verb, subId };
       }
       if (verb === "NEG-MSG") {
         if (msg.length !== 3 || typeof msg[2] !== "string")
-          return unreadable('invalid: NEG-MSG must be ["NEG-MSG", <subscription id>, <hex message>]', {
+          return unreadable('NEG-MSG must be ["NEG-MSG", <subscription id>, <hex message>]', {
             negSubId,
           });
         return { type: verb, subId, message: msg[2] };
       }
       if (msg.length !== 4 || typeof msg[3] !== "string")
-        return unreadable(
-          'invalid: NEG-OPEN must be ["NEG-OPEN", <subscription id>, <filter>, <hex message>]',
-          {
-            negSubId,
-          },
-        );
+        return unreadable('NEG-OPEN must be ["NEG-OPEN", <subscription id>, <filter>, <hex message>]', {
+          negSubId,
+        });
       return { type: verb, subId, filter: msg[2], message: msg[3] };
     }
     default:
-      return unreadable(`invalid: unknown message type ${JSON.stringify(verb.slice(0, 32))}`);
+      return unreadable(`unknown message type ${JSON.stringify(verb.slice(0, 32))}`);
   }
 }

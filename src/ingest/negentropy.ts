@@ -4,9 +4,9 @@
 // goes quiet, and a connection has at most negentropy.maxSessions of them.
 
 import type { RelayContext } from "../context.ts";
+import { collectItems } from "../indexes/neg-items.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { PackedStorage, Responder, sortItems } from "../nostr/negentropy.ts";
-import { collectItems } from "../store/neg-items.ts";
 import { negErrFrame, negMsgFrame } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { blocked, closed, isReject } from "../wire/reasons.ts";

@@ -48,3 +48,10 @@ export class PendingGate {
     this.paused.clear();
   }
 }
+
+declare module "../context.ts" {
+  interface RelayContext {
+    /** EVENTs read and not yet answered: past its bound, sockets are paused */
+    pending: PendingGate;
+  }
+}

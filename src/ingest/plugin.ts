@@ -191,3 +191,10 @@ export class PolicyPlugin {
     this.restart();
   }
 }
+
+declare module "../context.ts" {
+  interface RelayContext {
+    /** the operator's policy plugin (ingest.plugin), if any */
+    plugin: PolicyPlugin | undefined;
+  }
+}

@@ -5,11 +5,11 @@ import type { RelayContext } from "../context.ts";
 import { bump } from "../context.ts";
 import { countAnswer } from "../count/answer.ts";
 import { Subscription } from "../fanout/subscription.ts";
+import type { QueryOptions } from "../indexes/query.ts";
+import { runQuery } from "../indexes/query.ts";
 import { log } from "../log.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { parseFilter } from "../nostr/filter.ts";
-import type { QueryOptions } from "../store/query.ts";
-import { runQuery } from "../store/query.ts";
 import { closedFrame, countFrame, eoseFrame, eventFrame } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, isReject, rateLimited, unsupported } from "../wire/reasons.ts";
@@ -49,7 +49,7 @@ function queryOptions(
     yieldEvery: c["query.yieldEvery"],
     cancelled,
     onPlan: (index) => bump(ctx.counters.queriesByIndex, index),
-    search: ctx.derived.searcher,
+    search: ctx.consumers.searcher,
   };
 }
 
@@ -137,7 +137,7 @@ export async function handleCount(
       ctx.store,
       filters as Filter[],
       queryOptions(ctx, conn, filters as Filter[], ctx.writer.visibleSerial, () => conn.closed),
-      ctx.derived.registers,
+      ctx.consumers.registers,
     );
     if (n !== undefined) conn.send(countFrame(subId, n.count, false, n.hll));
   } catch (e) {

@@ -6,7 +6,7 @@
 import * as nip19 from "nostr-tools/nip19";
 import type { RelayContext } from "../context.ts";
 import { removeAuthor, removeById } from "../store/lifecycle.ts";
-import type { Store } from "../store/store.ts";
+import type { Store } from "../store/types.ts";
 import type { InfoField, ListName, Moderation } from "./moderation.ts";
 import { normalizeIp } from "./moderation.ts";
 

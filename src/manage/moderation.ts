@@ -6,8 +6,8 @@
 import { isIP } from "node:net";
 import type { NostrEvent } from "../nostr/event.ts";
 import { moderationKey, readModerationKey } from "../store/keys.ts";
-import type { BinDb, Store } from "../store/store.ts";
 import { openLogDb } from "../store/store.ts";
+import type { BinDb, Store } from "../store/types.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { blocked } from "../wire/reasons.ts";
 
@@ -103,5 +103,12 @@ export class Moderation {
   /** Whether an allow list set through the API limits who may publish or what (NIP-11). */
   get restrictsWrites(): boolean {
     return this.lists.allowedPubkeys.size > 0 || this.lists.allowedKinds.size > 0;
+  }
+}
+
+declare module "../context.ts" {
+  interface RelayContext {
+    /** bans, allow lists, blocked addresses and NIP-11 fields set through NIP-86 (src/manage/) */
+    moderation: Moderation;
   }
 }

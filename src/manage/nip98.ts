@@ -2,10 +2,11 @@
 // naming this relay's URL, the request's method and the SHA-256 of its body (required by
 // NIP-86), made within a minute, validly signed, by a configured admin. Pure: the caller
 // supplies the clock, the verifier and what counts as this relay's URL.
-import { computeId } from "../nostr/canonical.ts";
+
 import type { NostrEvent } from "../nostr/event.ts";
 import { checkEventShape } from "../nostr/event.ts";
 import type { SchnorrBackend } from "../verify/verify.ts";
+import { verifyEvent } from "../verify/verify.ts";
 import { isReject } from "../wire/reasons.ts";
 
 export const HTTP_AUTH_KIND = 27235;
@@ -45,9 +46,9 @@ export function authorize(r: HttpRequestFacts): HttpAuth {
   }
   const e = checkEventShape(raw, { maxTags: 100, maxTagValues: 10, maxContentLength: 4096 });
   if (isReject(e)) return { error: `the authorization event is malformed: ${e.message}` };
-  if (computeId(e) !== e.id) return { error: "the authorization event's id does not match its content" };
-  if (!r.verifier.verify(Buffer.from(e.sig, "hex"), Buffer.from(e.id, "hex"), Buffer.from(e.pubkey, "hex")))
-    return { error: "the authorization event's signature is invalid" };
+  const v = verifyEvent(e, r.verifier);
+  if (v === "bad-id") return { error: "the authorization event's id does not match its content" };
+  if (v === "bad-sig") return { error: "the authorization event's signature is invalid" };
   if (e.kind !== HTTP_AUTH_KIND)
     return { error: `the authorization event must be of kind ${HTTP_AUTH_KIND}` };
   if (Math.abs(r.now - e.created_at) > MAX_SKEW_SECONDS)

@@ -67,8 +67,24 @@ export function storedJsonOf(e: NostrEvent, tags: string, content: string): stri
 export const STORED_ID_OFFSET = 7;
 export const STORED_PUBKEY_OFFSET = 83;
 
-/** The kind of a stored record, read without parsing (it follows created_at at a known place). */
-export function storedKind(json: string): number {
-  const at = json.indexOf(',"kind":', STORED_PUBKEY_OFFSET + 64);
-  return Number.parseInt(json.slice(at + 8, at + 14), 10);
+const KIND_MARK = ',"kind":';
+const KIND_MARK_BYTES = Buffer.from(KIND_MARK);
+
+/**
+ * The kind of a stored record, read without parsing (it follows created_at, after the pubkey):
+ * from the text, or from the stored bytes without decoding them.
+ */
+export function storedKind(json: string | Buffer): number {
+  const text = typeof json === "string";
+  let at =
+    (text
+      ? json.indexOf(KIND_MARK, STORED_PUBKEY_OFFSET + 64)
+      : json.indexOf(KIND_MARK_BYTES, STORED_PUBKEY_OFFSET + 64)) + KIND_MARK.length;
+  let kind = 0;
+  for (;;) {
+    const c = text ? json.charCodeAt(at) : json[at]!;
+    if (!(c >= 48 && c <= 57)) return kind;
+    kind = kind * 10 + (c - 48);
+    at++;
+  }
 }

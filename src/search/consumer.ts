@@ -9,11 +9,11 @@
 // event the moment it is committed (engine.ts).
 
 import type { NostrEvent } from "../nostr/event.ts";
-import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
-import { noTail, readWatermark } from "../store/consumer.ts";
+import type { Consumer, Prepared, Tail, Watermark } from "../store/consumer.ts";
+import { noTail, readSnapshot } from "../store/consumer.ts";
 import { readU64, serialKey } from "../store/keys.ts";
-import type { BinDb, Store } from "../store/store.ts";
 import { openDb } from "../store/store.ts";
+import type { BinDb, Store } from "../store/types.ts";
 import type { BlockHeader, FlatPostings } from "./blocks.ts";
 import {
   BLOCK_BYTES,
@@ -124,7 +124,7 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
     return { docs: new Map(), removed: new Map(), df: new Map(), docCount: 0, totalLength: 0 };
   }
 
-  view(v: SearchView, d: Derived<Doc>, sign: 1 | -1, removal: boolean): void {
+  view(v: SearchView, d: Prepared<Doc>, sign: 1 | -1, removal: boolean): void {
     const into = removal ? v.removed : v.docs;
     if (sign > 0) into.set(d.serial, d.p);
     else into.delete(d.serial);
@@ -134,7 +134,7 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
     v.totalLength += effect * d.p.length;
   }
 
-  apply(_s: Store, adds: readonly Derived<Doc>[], removes: readonly Derived<Doc>[]): void {
+  apply(_s: Store, adds: readonly Prepared<Doc>[], removes: readonly Prepared<Doc>[]): void {
     const added = new Map<string, FlatPostings>();
     let docs = 0;
     let length = 0;
@@ -248,8 +248,7 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
 
   /** The corpus as a reader sees it now: read once, synchronously, before walking postings. */
   snapshot(): SearchSnapshot {
-    const w = readWatermark(this.s, this.name);
-    const views = this.tail.views(w);
+    const { w, views } = readSnapshot(this.s, this);
     let { docs, totalLength } = readStats(this.meta.get(STATS_KEY));
     for (const v of views) {
       docs += v.docCount;

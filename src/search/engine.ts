@@ -9,13 +9,15 @@
 // the event, which is loaded only for candidates in rank order until the limit is filled.
 // Ranking: BM25 descending, then created_at descending, then id ascending; `limit` is applied
 // after ranking (NIP-50), keeping the whole tie group at the cut so the cut is deterministic.
+
+import type { QueryOptions, Searcher, SearchHit } from "../indexes/query.ts";
+import { yieldTurn } from "../indexes/query.ts";
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
-import type { QueryOptions, Searcher, SearchHit } from "../store/query.ts";
-import type { Store } from "../store/store.ts";
 import { readEvent } from "../store/store.ts";
+import type { Store } from "../store/types.ts";
 import { tokenPrefix } from "./blocks.ts";
 import { idf, termScore } from "./bm25.ts";
 import type { SearchIndex } from "./consumer.ts";
@@ -77,8 +79,6 @@ class Candidates {
     this.score[this.n++] = score;
   }
 }
-
-const yieldTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 function prepare(f: Filter, o: QueryOptions): Prepared | undefined {
   if (f.search === undefined) return undefined;

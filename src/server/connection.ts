@@ -143,3 +143,10 @@ export class Conn implements Client {
     this.onDrain();
   }
 }
+
+declare module "../context.ts" {
+  interface RelayContext {
+    /** open WebSocket connections */
+    conns: Set<Conn>;
+  }
+}

@@ -158,7 +158,7 @@ export function renderMetrics(ctx: RelayContext): string {
   x.metric("relay_expiring_events", "gauge", "Stored events with an expiration time.", [
     [{}, ctx.expiration.pending],
   ]);
-  const lag = ctx.derived.runner.lag();
+  const lag = ctx.consumers.runner.lag();
   const byConsumer = (f: (l: (typeof lag)[number]) => number): [Labels, number][] =>
     lag.map((l) => [{ consumer: l.name }, f(l)]);
   x.metric(
@@ -191,7 +191,7 @@ export function renderMetrics(ctx: RelayContext): string {
     "Duration of a derived index's last batch.",
     byConsumer((l) => l.lastApplyMs / 1000),
   );
-  const runner = ctx.derived.runner;
+  const runner = ctx.consumers.runner;
   x.metric(
     "relay_consumer_backlog_bytes",
     "gauge",

@@ -102,3 +102,10 @@ export class RateLimiter {
     for (const [ip, s] of this.ips) if (s.conns === 0 && s.lastSeen < cutoff) this.ips.delete(ip);
   }
 }
+
+declare module "../context.ts" {
+  interface RelayContext {
+    /** the rate limits per connection and per address */
+    rates: RateLimiter;
+  }
+}

@@ -10,8 +10,8 @@ import { readFrame } from "../ingest/messages.ts";
 import { closeAllNegs, closeNeg, handleNegMsg, handleNegOpen } from "../ingest/negentropy.ts";
 import { closeSubscription, handleCount, handleReq } from "../ingest/req.ts";
 import { log } from "../log.ts";
-import { closedFrame, negErrFrame, noticeFrame, okFrame, okReject } from "../wire/frames.ts";
-import { closed, invalid, rateLimited } from "../wire/reasons.ts";
+import { closedFrame, negErrFrame, noticeFrame, okReject } from "../wire/frames.ts";
+import { closed, rateLimited, reasonText } from "../wire/reasons.ts";
 import { clientIp } from "./client-ip.ts";
 import type { ConnData } from "./connection.ts";
 import { Conn } from "./connection.ts";
@@ -127,13 +127,12 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
         const m = readFrame(text, bytes, gate());
         if (m.type !== "unreadable") return route(conn, m);
         bump(ctx.counters.framesIn, "unreadable");
-        if (m.eventId !== undefined) conn.send(okFrame(m.eventId, false, m.notice));
+        if (m.eventId !== undefined) conn.send(okReject(m.eventId, m.reason));
         else if (m.negSubId !== undefined) {
           closeNeg(conn, m.negSubId);
-          conn.send(negErrFrame(m.negSubId, closed(m.notice.replace(/^invalid: /, ""))));
-        } else if (m.subId !== undefined)
-          conn.send(closedFrame(m.subId, invalid(m.notice.replace(/^invalid: /, ""))));
-        else conn.send(noticeFrame(m.notice));
+          conn.send(negErrFrame(m.negSubId, closed(m.reason.message)));
+        } else if (m.subId !== undefined) conn.send(closedFrame(m.subId, m.reason));
+        else conn.send(noticeFrame(reasonText(m.reason)));
       },
       drain(ws) {
         ws.data.conn?.onDrain();

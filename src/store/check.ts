@@ -10,14 +10,13 @@ import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Watermark } from "./consumer.ts";
 import { readWatermark } from "./consumer.ts";
 import { expirationOf } from "./expiration.ts";
-import { allEntries, hasEntry } from "./index-db.ts";
-import { INDEXES } from "./indexes.ts";
+import { allEntries, hasEntry, INDEXES } from "./index-db.ts";
 import { indexKey, keySerial, readReplaceable, readU64, replaceableValue, serialKey } from "./keys.ts";
 import { addressOf } from "./lifecycle.ts";
 import { removalsAfter } from "./removals.ts";
 import { currentHighWater, readHighWater } from "./serials.ts";
-import type { BinDb, Store } from "./store.ts";
 import { indexEntries, openLogDb } from "./store.ts";
+import type { BinDb, Store } from "./types.ts";
 
 /** What a repair does about one finding. */
 export type Fix =

@@ -1,15 +1,16 @@
-// A consumer of the event log: an index derived from the committed events (search postings,
-// the API's counters) that is not needed to decide an event or to answer a plain REQ. The
-// runner (runner.ts) hands it committed events and removals in log order, in large batches, and
-// writes its watermark in the same transaction as its entries; after a crash it resumes from
-// the watermark. Readers see the entries up to the watermark plus the in-memory views of what
-// is committed but not yet applied, so nothing committed is ever missing.
+// A consumer of the event log: something derived from the committed events and kept in the
+// derived environment (the REQ indexes, NIP-50 search, the NIP-45 registers, the API's
+// engagement counters), rebuildable from the log. The runner (consumers/runner.ts) hands it
+// committed events and removals in log order, in large batches, and writes its watermark in the
+// same transaction as its entries; after a crash it resumes from the watermark. Readers take a
+// Snapshot (readSnapshot): the entries up to the watermark plus the in-memory views of what is
+// committed but not yet applied, so nothing committed is ever missing.
 import type { NostrEvent } from "../nostr/event.ts";
 import { readU64, serialKey } from "./keys.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "./types.ts";
 
 /** What a consumer derived from one event, tagged with the event's serial. */
-export interface Derived<P> {
+export interface Prepared<P> {
   serial: number;
   p: P;
 }
@@ -36,7 +37,7 @@ export interface Consumer<P = unknown, V = unknown, Q = P> {
    * Adds what `adds` contribute and takes back what `removes` contributed, inside the batch's
    * write transaction. Every removed serial was applied by an earlier batch; adds are new.
    */
-  apply(s: Store, adds: readonly Derived<P>[], removes: readonly Derived<P>[]): void;
+  apply(s: Store, adds: readonly Prepared<P>[], removes: readonly Prepared<P>[]): void;
   /**
    * apply() only puts and removes keys, never reading what it writes: it may then run outside a
    * transaction, as lmdb-js asynchronous writes, which its write thread performs in one batch
@@ -62,7 +63,7 @@ export interface Consumer<P = unknown, V = unknown, Q = P> {
    * Counts `d` into (sign 1) or out of (sign -1) a view, as an add or as a removal; `d.p` is what
    * `prepareView` (else `prepare`) gave.
    */
-  view(v: V, d: Derived<Q>, sign: 1 | -1, removal: boolean): void;
+  view(v: V, d: Prepared<Q>, sign: 1 | -1, removal: boolean): void;
 }
 
 /** How far a consumer's entries on disk go. */
@@ -82,6 +83,28 @@ export interface Tail<V> {
 }
 
 export const noTail: Tail<never> = { views: () => [] };
+
+/**
+ * What one reader of a consumer sees: the watermark of the entries on disk and the views of the
+ * batches committed after it. Entries read in the same read transaction as the watermark plus
+ * these views are exactly what is committed, once each.
+ */
+export interface Snapshot<V> {
+  w: Watermark | undefined;
+  /** every event up to this serial has its entries on disk */
+  through: number;
+  views: V[];
+}
+
+/**
+ * A consumer's snapshot, read once before its entries (every consumer's readers take it here).
+ * `txn`: a read transaction of the derived environment to read the watermark in, for a reader
+ * that reads the entries in it too; else the thread's current one.
+ */
+export function readSnapshot<V>(s: Store, c: { name: string; tail: Tail<V> }, txn?: unknown): Snapshot<V> {
+  const w = readWatermark(s, c.name, txn);
+  return { w, through: w?.serial ?? 0, views: c.tail.views(w) };
+}
 
 const key = (name: string): Buffer => Buffer.from(`consumer:${name}`);
 

@@ -4,8 +4,8 @@
 import type { NostrEvent } from "../nostr/event.ts";
 import { indexKey, keySerial, keyTime } from "./keys.ts";
 import { removeBySerial } from "./lifecycle.ts";
-import type { BinDb, Indexer, Store } from "./store.ts";
 import { EMPTY, openLogDb } from "./store.ts";
+import type { BinDb, Indexer, Store } from "./types.ts";
 
 const NO_PREFIX = Buffer.alloc(0);
 

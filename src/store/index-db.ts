@@ -9,7 +9,13 @@
 // created_at, then serial), so a scan of a prefix between since and until is a range of its
 // values, newest first in reverse.
 import { indexKey, readU64, TAIL } from "./keys.ts";
-import type { BinDb } from "./store.ts";
+import type { BinDb } from "./types.ts";
+
+/**
+ * The REQ indexes' consumer (indexes/indexes.ts): its watermark says up to which serial the
+ * entries are on disk, for the writer's own walks over them (lifecycle.ts) and `relay check`.
+ */
+export const INDEXES = "indexes";
 
 /**
  * Values are handed out as views of lmdb-js's read buffer, valid until the next read: every

@@ -1,17 +1,18 @@
 // Event lifecycle inside the write transaction: NIP-09 deletion requests, NIP-62 requests to
 // vanish, and the tombstones that keep removed events from coming back. Called by the writer;
-// every removal takes all index entries with it in the same transaction.
+// every removal goes through removeEvent (store.ts), which takes the event's body, id and
+// expiry in this transaction and logs the removal: the consumers (REQ indexes, search, counts)
+// take their entries out with their next batch, and readers skip it meanwhile.
 import type { NostrEvent } from "../nostr/event.ts";
 import { firstTagValue } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { blocked } from "../wire/reasons.ts";
 import { readWatermark } from "./consumer.ts";
-import { entriesOf } from "./index-db.ts";
-import { INDEXES } from "./indexes.ts";
+import { entriesOf, INDEXES } from "./index-db.ts";
 import { hexBytes, readReplaceable, readU64, replaceableKey, serialKey, tagPrefix } from "./keys.ts";
-import type { Store } from "./store.ts";
 import { readEvent, removeEvent } from "./store.ts";
+import type { Store } from "./types.ts";
 
 const u64 = (n: number): Buffer => serialKey(n);
 const tombstoneKey = (id: string, pubkey: string): Buffer => Buffer.concat([hexBytes(id), hexBytes(pubkey)]);

@@ -11,7 +11,7 @@
 import { readWatermark } from "./consumer.ts";
 import { readU64, serialKey } from "./keys.ts";
 import { lastRemovalSeq } from "./removals.ts";
-import type { Store } from "./store.ts";
+import type { Store } from "./types.ts";
 
 export interface HighWater {
   /** highest event serial ever assigned */

@@ -12,69 +12,9 @@ import type { NostrEvent } from "../nostr/event.ts";
 import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey } from "./keys.ts";
 import { chooseMapSize } from "./map-size.ts";
-import type { Removal } from "./removals.ts";
 import { removalValue } from "./removals.ts";
 import { readHighWater } from "./serials.ts";
-
-export type BinDb = Database<Buffer, Buffer>;
-
-export interface Store {
-  /** the data directory */
-  path: string;
-  /** the log and what deciding an event needs */
-  env: RootDatabase;
-  /** what the consumers derive from the log (rebuildable) */
-  derived: RootDatabase;
-  events: BinDb;
-  /** the same `events` database read as text: one UTF-8 decode, no intermediate Buffer */
-  eventsText: Database<string, Buffer>;
-  ids: BinDb;
-  pubkey: BinDb;
-  kind: BinDb;
-  pubkind: BinDb;
-  tag: BinDb;
-  time: BinDb;
-  replaceable: BinDb;
-  /** NIP-09 tombstones: `id 32 | deleter pubkey 32` → (empty) */
-  deleted: BinDb;
-  /** NIP-09 address tombstones: replaceable key → created_at 8 of the latest `a` deletion */
-  deletedAddr: BinDb;
-  /** NIP-62: `pubkey 32` → created_at 8 up to which everything was removed */
-  vanished: BinDb;
-  /** the consumers' watermarks (consumer.ts), in the derived environment */
-  state: BinDb;
-  /** the high-water marks of serials and removal seqs (serials.ts) */
-  meta: BinDb;
-  /**
-   * highest serial ever assigned: read from disk at open and at the start of every write
-   * transaction (serials.ts writeTxn), advanced by the writer inside it
-   */
-  lastSerial: number;
-  /** indexes that deciding an event needs (NIP-40 expiry), kept in the writer's transaction */
-  indexers: Indexer[];
-  /** the removal log (removals.ts) */
-  removals: BinDb;
-  /** highest removal seq ever assigned (read and advanced like lastSerial) */
-  lastRemoval: number;
-  /** removal records are written only while a consumer of the event log reads them */
-  logRemovals: boolean;
-  /** what the transaction being applied removed, handed to the consumers after its commit */
-  removedInTxn: Removal[];
-  /** scratch bytes for the keys and values of the write transaction being applied */
-  arena: Arena;
-}
-
-/**
- * An index the writer keeps in its own transaction, because deciding an event needs it.
- * Everything else derived from events (search, counters) is a consumer of the event log.
- */
-export interface Indexer {
-  readonly name: string;
-  put(s: Store, e: NostrEvent, serial: number): void;
-  remove(s: Store, e: NostrEvent, serial: number): void;
-  /** Another process stored (`added`) or removed the event: update what is kept in memory. */
-  seen(e: NostrEvent, serial: number, added: boolean): void;
-}
+import type { BinDb, Store } from "./types.ts";
 
 /**
  * Databases earlier versions kept in the log's environment; their consumers rebuild them in
@@ -177,15 +117,15 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   // evicting the pages the next batch needed.
   const noReadAhead = !(o.readAhead ?? false);
   // `noReadAhead` is an lmdb-js option its types do not declare.
-  const env = open({ path, maxDbs: 32, compression: false, noSubdir: false, mapSize, noReadAhead } as never);
-  const derived = open({
-    path: join(path, DERIVED_DIR),
+  const options = {
     maxDbs: 32,
     compression: false,
     noSubdir: false,
     mapSize,
     noReadAhead,
-  } as never) as RootDatabase;
+  };
+  const env = open({ path, ...options } as never);
+  const derived = open({ path: join(path, DERIVED_DIR), ...options } as never) as RootDatabase;
   dropMoved(env);
   dropOldIndexes(derived);
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });

@@ -27,8 +27,8 @@ import type { Removal } from "./removals.ts";
 import { removalsAfter } from "./removals.ts";
 import type { HighWater } from "./serials.ts";
 import { currentHighWater, writeTxn } from "./serials.ts";
-import type { Store } from "./store.ts";
 import { putEvent } from "./store.ts";
+import type { Store } from "./types.ts";
 
 /** The start of every refusal for lack of room (after `error: `). */
 export const FULL = "storage full: ";
@@ -118,7 +118,19 @@ export interface WriterOptions {
 interface Others {
   stored: Committed[];
   removed: Removal[];
+  /** how far they were read: the marks the transaction opened with, or less (`more`) */
+  through: HighWater;
+  /** more of their events wait past `through.serial`, for the next transactions */
+  more: boolean;
 }
+
+/**
+ * Events of other processes handed on per transaction, at most. A `relay import` beside the
+ * relay commits as fast as it can; read in one go, its million events would all wait in the
+ * consumers' backlog at once (parsed, with their JSON), past its bound. In chunks, the writer
+ * asks for room before each one, as it does before its own batches.
+ */
+export const OTHERS_CHUNK = 2048;
 
 export class Writer {
   /** Highest serial whose transaction has committed; readers never see beyond it. */
@@ -255,6 +267,9 @@ export class Writer {
             marks.serial = before.serial;
             marks.removal = before.removal;
             others = this.opts.follow ? this.othersSince(before) : undefined;
+            // This transaction only hands on a chunk of other processes' events: its own batch
+            // waits for the one that reads the rest (its serials must follow theirs).
+            if (others?.more) return;
             try {
               for (const p of batch) {
                 if (p.type === "event")
@@ -274,6 +289,11 @@ export class Writer {
             }
           });
           committed = true;
+          if (others?.more) {
+            this.queue.unshift(...batch);
+            this.publish([], [], others);
+            continue;
+          }
           // Room again once a commit that wrote to the log went through.
           if (this.full.full && (s.lastSerial !== marks.serial || s.lastRemoval !== marks.removal))
             this.roomAgain();
@@ -359,7 +379,7 @@ export class Writer {
     const known = this.known;
     if (now.serial === known.serial && now.removal === known.removal) return undefined;
     const stored: Committed[] = [];
-    const range = { start: serialKey(known.serial + 1), end: serialKey(now.serial + 1) };
+    const range = { start: serialKey(known.serial + 1), end: serialKey(now.serial + 1), limit: OTHERS_CHUNK };
     for (const { key, value } of s.eventsText.getRange(range)) {
       const json = value as string;
       const c: Committed = { event: JSON.parse(json) as NostrEvent, json, serial: readU64(key as Buffer, 0) };
@@ -373,7 +393,11 @@ export class Writer {
       removed.push(r);
       for (const ix of s.indexers) ix.seen(r.event, r.serial, false);
     }
-    return { stored, removed };
+    // Removals of events past `through` need no record here: those events are gone from the
+    // log, so the next chunk never reads them.
+    const more = stored.length === OTHERS_CHUNK && stored[stored.length - 1]!.serial < now.serial;
+    const through = more ? { serial: stored[stored.length - 1]!.serial, removal: now.removal } : now;
+    return { stored, removed, through, more };
   }
 
   /** Makes a committed batch visible to readers and hands its stored events to live fanout. */
@@ -384,10 +408,11 @@ export class Writer {
     for (const p of batch)
       if (p.type === "event" && p.outcome?.status === "stored")
         stored.push({ event: p.event, json: p.json, serial: p.outcome.serial });
-    // What this transaction wrote back (serials.ts), or the marks it opened with.
-    this.known = { serial: s.lastSerial, removal: s.lastRemoval };
+    // What this transaction wrote back (serials.ts), or the marks it opened with; or as far as
+    // it read other processes' events, when it read only a chunk of them.
+    this.known = others?.more ? others.through : { serial: s.lastSerial, removal: s.lastRemoval };
     if (this.opts.follow || stored.length > 0)
-      this.visibleSerial = Math.max(this.visibleSerial, s.lastSerial);
+      this.visibleSerial = Math.max(this.visibleSerial, this.known.serial);
     if (stored.length > 0 || gone.length > 0 || others) this.onCommitted(stored, gone, this.known);
   }
 

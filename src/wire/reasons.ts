@@ -42,6 +42,39 @@ export const isReject = (x: unknown): x is Reject =>
 
 export const reasonText = (r: Reject): string => `${r.prefix}: ${r.message}`;
 
+const PREFIXES = new Set<string>([
+  "invalid",
+  "duplicate",
+  "blocked",
+  "rate-limited",
+  "restricted",
+  "auth-required",
+  "pow",
+  "mute",
+  "error",
+  "unsupported",
+  "closed",
+] satisfies Prefix[]);
+
+/**
+ * A refusal whose text comes from outside the relay (a policy plugin's `msg`): kept as it is
+ * when it starts with a NIP-01 prefix, else given `prefix`; `empty` stands for no text at all.
+ */
+export function outsideReason(text: string, prefix: Prefix, empty: string): Reject {
+  const at = text.indexOf(": ");
+  const p = at > 0 ? text.slice(0, at) : "";
+  if (PREFIXES.has(p)) return make(p as Prefix)(text.slice(at + 2));
+  return make(prefix)(text || empty);
+}
+
+/** What a client is told when an event's id or signature does not check out. */
+export const failedVerification = (r: "bad-id" | "bad-sig"): Reject =>
+  invalid(
+    r === "bad-id"
+      ? "event id does not match the sha256 of its serialization"
+      : "signature verification failed",
+  );
+
 // The unclear cases, decided once.
 /** A stored event sent again: OK true with this message, and it is not broadcast again. */
 export const ALREADY_HAVE = "duplicate: already have this event";

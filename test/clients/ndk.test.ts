@@ -3,19 +3,12 @@
 // As an app does, it publishes once signed in: NDK 3.0.3 retries a publish refused with
 // auth-required: only when its policy returns `true`, not when it returns the signed AUTH event
 // (the sign-in policy's case), so an EVENT racing the sign-in would never be answered.
-import { afterAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import NDK, { NDKEvent, NDKPrivateKeySigner, NDKRelayAuthPolicies } from "@nostr-dev-kit/ndk";
-import type { TestRelay } from "../harness.ts";
 import { RawClient, startTestRelay } from "../harness.ts";
-
-const relays: TestRelay[] = [];
-afterAll(async () => {
-  for (const r of relays) await r.destroy();
-});
 
 test("with auth.writes, an NDK client authenticates with its sign-in policy and publishes", async () => {
   const r = startTestRelay({ "auth.writes": "true" });
-  relays.push(r);
   const signer = NDKPrivateKeySigner.generate();
   // No outbox model: it would connect to public relays this test must not depend on.
   const ndk = new NDK({ explicitRelayUrls: [r.url], signer, enableOutboxModel: false });

@@ -1,7 +1,7 @@
 // rust-nostr's JavaScript build (@rust-nostr/nostr-sdk, WASM) against the relay: a Client fetch
 // with default settings, and a Client that authenticates (NIP-42) by itself and publishes where
 // auth.writes is on. The WASM module loads under Bun as it does in browsers (loadWasmAsync).
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { beforeAll, expect, test } from "bun:test";
 import {
   Client,
   Duration,
@@ -12,34 +12,22 @@ import {
   loadWasmAsync,
   NostrSigner,
 } from "@rust-nostr/nostr-sdk";
-import type { TestRelay } from "../harness.ts";
-import { newKey, RawClient, signed, startTestRelay } from "../harness.ts";
+import { cleanup, newKey, RawClient, signed, startTestRelay } from "../harness.ts";
 
-const relays: TestRelay[] = [];
-const start = (flags: Record<string, string> = {}) => {
-  const r = startTestRelay(flags);
-  relays.push(r);
-  return r;
-};
-const clients: Client[] = [];
 beforeAll(async () => {
   await loadWasmAsync();
-});
-afterAll(async () => {
-  for (const c of clients) await c.disconnect();
-  for (const r of relays) await r.destroy();
 });
 
 async function connected(url: string, keys = Keys.generate()): Promise<Client> {
   const client = new Client(NostrSigner.keys(keys));
-  clients.push(client);
+  cleanup(() => client.disconnect());
   await client.addRelay(url);
   await client.connect();
   return client;
 }
 
 test("a rust-nostr Client fetch gets the stored events from a relay with default settings", async () => {
-  const r = start();
+  const r = startTestRelay();
   const pub = await RawClient.connect(r.url);
   const notes = [signed(newKey(), { content: "one" }), signed(newKey(), { content: "two" })];
   for (const n of notes) expect((await pub.publish(n))[2]).toBe(true);
@@ -56,7 +44,7 @@ test("a rust-nostr Client fetch gets the stored events from a relay with default
 });
 
 test("with auth.writes, a rust-nostr Client authenticates by itself and its event is stored", async () => {
-  const r = start({ "auth.writes": "true" });
+  const r = startTestRelay({ "auth.writes": "true" });
   const keys = Keys.generate();
   const client = await connected(r.url, keys);
   const out = await client.sendEventBuilder(EventBuilder.textNote("from rust-nostr"));

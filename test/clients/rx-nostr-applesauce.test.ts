@@ -1,7 +1,7 @@
 // rx-nostr and applesauce-relay (both built on RxJS) publishing through NIP-42 on a relay with
 // auth.writes: each answers the challenge that comes just before its EVENT's auth-required:
 // refusal, sends the event again, and the event is stored.
-import { afterAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { Relay } from "applesauce-relay";
 import type { EventTemplate } from "nostr-tools/pure";
 import { finalizeEvent, getPublicKey, verifyEvent } from "nostr-tools/pure";
@@ -10,15 +10,7 @@ import { filter, firstValueFrom } from "rxjs";
 import type { TestRelay } from "../harness.ts";
 import { newKey, now, RawClient, startTestRelay } from "../harness.ts";
 
-const relays: TestRelay[] = [];
-const start = () => {
-  const r = startTestRelay({ "auth.writes": "true" });
-  relays.push(r);
-  return r;
-};
-afterAll(async () => {
-  for (const r of relays) await r.destroy();
-});
+const start = () => startTestRelay({ "auth.writes": "true" });
 
 const sign = (sk: Uint8Array, t: Partial<EventTemplate>) =>
   finalizeEvent(

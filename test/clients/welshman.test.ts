@@ -2,8 +2,7 @@
 // settings: a request with no auth policy gets its events and its EOSE. welshman holds back every
 // EOSE while a challenge it has not answered is pending, so a relay that challenges every
 // connection serves such apps nothing.
-import { afterAll, expect, test } from "bun:test";
-import type { TestRelay } from "../harness.ts";
+import { expect, test } from "bun:test";
 import { newKey, RawClient, signed, startTestRelay } from "../harness.ts";
 
 // On import @welshman/util benchmarks proof of work in a Worker made from a blob URL that it
@@ -20,14 +19,8 @@ const { request } = await (async () => {
   }
 })();
 
-const relays: TestRelay[] = [];
-afterAll(async () => {
-  for (const r of relays) await r.destroy();
-});
-
 test("a welshman request with no auth policy gets the stored events and EOSE", async () => {
   const r = startTestRelay();
-  relays.push(r);
   const pub = await RawClient.connect(r.url);
   const notes = [signed(newKey(), { content: "one" }), signed(newKey(), { content: "two" })];
   for (const n of notes) expect((await pub.publish(n))[2]).toBe(true);

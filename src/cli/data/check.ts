@@ -2,15 +2,15 @@
 // --repair, puts back what is missing, removes what points nowhere, takes out events that
 // should be gone, and rebuilds a derived index that cannot be trusted.
 
-import { openDerived } from "../../derived.ts";
+import { openConsumers } from "../../consumers/registry.ts";
 import type { CheckResult, Fix } from "../../store/check.ts";
 import { checkStore, problemCount } from "../../store/check.ts";
 import { markStale } from "../../store/consumer.ts";
 import { putEntry, removeEntry } from "../../store/index-db.ts";
 import { removeBySerial } from "../../store/lifecycle.ts";
 import { writeTxnSync } from "../../store/serials.ts";
-import type { Store } from "../../store/store.ts";
 import { closeStore } from "../../store/store.ts";
+import type { Store } from "../../store/types.ts";
 import { commandArgs } from "../command-args.ts";
 import { fmtInt, guarded } from "../output.ts";
 import { openAlone, openExisting } from "./open-store.ts";
@@ -30,7 +30,7 @@ transaction); --repair writes: stop 'relay serve' on this data directory first.
   --repair   fix what was found, then check again
   --json     one JSON object instead of the report`;
 
-/** Derived index problems above this share of the events: rebuild the indexes instead. */
+/** Consumers index problems above this share of the events: rebuild the indexes instead. */
 const REBUILD_SHARE = 0.1;
 
 interface Report {
@@ -126,7 +126,7 @@ export async function run(argv: string[]): Promise<number> {
       for (const f of first.problems.values())
         for (const x of f.fixes) if (x.op === "rebuild") stale.add(x.consumer);
       for (const name of stale) markStale(store, name);
-      const derived = openDerived(store, config, { log: (line) => console.error(line) });
+      const consumers = openConsumers(store, config, { log: (line) => console.error(line) });
       const found = checkStore(store);
       const derivedProblems = [...found.problems]
         .filter(([what]) => /^(pubkey|kind|pubkind|tag|time):/.test(what))
@@ -140,7 +140,7 @@ export async function run(argv: string[]): Promise<number> {
           0,
         );
       const rebuilt = [...new Set([...stale, ...repaired.rebuilt])].sort();
-      derived.runner.catchUp();
+      consumers.runner.catchUp();
       const after = checkStore(store);
       const before = report(config.data, first);
       const rep = report(config.data, after);

@@ -1,8 +1,8 @@
 // `relay delete --filter JSON`: removes matching stored events with every index entry they own
 // (and the replaceable pointer when it points at them), in write transactions of a chunk each.
 
+import { scanOldestFirst, storedId } from "../../indexes/scan.ts";
 import { removeBySerial } from "../../store/lifecycle.ts";
-import { scanOldestFirst, storedId } from "../../store/scan.ts";
 import { writeTxn } from "../../store/serials.ts";
 import { UsageError } from "../args.ts";
 import { commandArgs, filterFromFlags } from "../command-args.ts";

@@ -1,7 +1,7 @@
 // `relay export`: every stored event (or those matching a filter) as JSONL on stdout, the stored
 // bytes verbatim, oldest first, read from the planner's index in chunks.
 
-import { scanOldestFirst } from "../../store/scan.ts";
+import { scanOldestFirst } from "../../indexes/scan.ts";
 import { closeStore } from "../../store/store.ts";
 import { commandArgs, filterFromFlags } from "../command-args.ts";
 import { fmtInt, guarded, StdoutSink } from "../output.ts";

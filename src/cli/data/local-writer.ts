@@ -9,7 +9,7 @@ import { admit } from "../../ingest/event.ts";
 import { Moderation } from "../../manage/moderation.ts";
 import type { NostrEvent } from "../../nostr/event.ts";
 import { ownUrlCheck } from "../../nostr/relay-url.ts";
-import type { Store } from "../../store/store.ts";
+import type { Store } from "../../store/types.ts";
 import { Writer } from "../../store/writer.ts";
 import type { BackendPreference } from "../../verify/select.ts";
 import { chooseBackend } from "../../verify/select.ts";
@@ -30,7 +30,7 @@ export interface LocalWriter {
  * its derived indexes up to date; with none, this process does).
  */
 export function openLocalWriter(config: Config, command: string, mustExist = false): LocalWriter {
-  const { store, derived, finish, close } = openForWrite(config, mustExist, command);
+  const { store, consumers, finish, close } = openForWrite(config, mustExist, command);
   // Its commits feed the derived indexes, which apply them in batches as the server's do; NIP-62
   // requests naming this relay (its listening address or publicUrl) are honoured, and the bans
   // made through NIP-86 refuse what they name, as the relay does.
@@ -41,9 +41,9 @@ export function openLocalWriter(config: Config, command: string, mustExist = fal
       maxBatch: config["writer.maxBatch"],
       isOwnUrl: ownUrlCheck(config.host, config.port, () => config.publicUrl),
       refuse: (e) => moderation.banned(e),
-      backlog: () => derived.runner.backlog(),
+      backlog: () => consumers.runner.backlog(),
     },
-    (stored, removed, high) => derived.runner.committed(stored, removed, high),
+    (stored, removed, high) => consumers.runner.committed(stored, removed, high),
   );
   // libsecp256k1 when present (about 8x faster than noble), as the server chooses it.
   const { backend } = chooseBackend(
@@ -58,7 +58,7 @@ export function openLocalWriter(config: Config, command: string, mustExist = fal
     async close() {
       try {
         await writer.drain();
-        await derived.runner.stop();
+        await consumers.runner.stop();
         finish();
       } finally {
         await close();

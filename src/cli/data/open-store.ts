@@ -3,9 +3,10 @@
 import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../../config/schema.ts";
-import { type Derived, openDerived } from "../../derived.ts";
+import { type Consumers, openConsumers } from "../../consumers/registry.ts";
 import { DirLocked, lockDir, lockHolder } from "../../store/lock.ts";
-import { closeStore, openStore, type Store } from "../../store/store.ts";
+import { closeStore, openStore } from "../../store/store.ts";
+import type { Store } from "../../store/types.ts";
 import { IoError } from "../output.ts";
 
 /** Opens the store of an existing data directory; never creates an empty one by mistake. */
@@ -20,7 +21,7 @@ export function openExisting(dir: string, mapSizeGb?: number): Store {
 
 export interface WritableStore {
   store: Store;
-  derived: Derived;
+  consumers: Consumers;
   /**
    * the pid of the relay serving this directory, when there is one: it applies what this
    * command writes to its derived indexes (and serves it) within a second
@@ -92,17 +93,17 @@ export function openForWrite(config: Config, mustExist: boolean, command: string
   let store: Store | undefined;
   try {
     store = mustExist ? openExisting(dir, mapSizeGb) : openOrCreate(dir, mapSizeGb);
-    const derived = openDerived(store, config, {
+    const consumers = openConsumers(store, config, {
       log: (line) => console.error(line),
       consumers: relayPid === undefined,
     });
     const opened = store;
     return {
       store,
-      derived,
+      consumers,
       relayPid,
       finish: () => {
-        if (relayPid === undefined) derived.runner.catchUp();
+        if (relayPid === undefined) consumers.runner.catchUp();
       },
       close: async () => {
         try {

@@ -5,7 +5,7 @@
 
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { openDerived } from "../../derived.ts";
+import { openConsumers } from "../../consumers/registry.ts";
 import { markStale } from "../../store/consumer.ts";
 import { closeStore } from "../../store/store.ts";
 import { UsageError } from "../args.ts";
@@ -82,7 +82,7 @@ export async function run(argv: string[]): Promise<number> {
       const every = progressEvery(flags);
       const bars = new Map<string, Progress>();
       const started = performance.now();
-      openDerived(store, config, {
+      openConsumers(store, config, {
         log: () => {},
         batch,
         progress: (name, events, total) => {

@@ -4,12 +4,12 @@
 // each), with progress on stderr and a summary on stdout.
 
 import { nip77 } from "nostr-tools";
+import { collectItems } from "../../indexes/neg-items.ts";
 import { storedJson } from "../../nostr/canonical.ts";
 import type { Filter } from "../../nostr/filter.ts";
 import { isEphemeral } from "../../nostr/kinds.ts";
 import { PackedStorage, sortItems } from "../../nostr/negentropy.ts";
 import { hexBytes, readU64 } from "../../store/keys.ts";
-import { collectItems } from "../../store/neg-items.ts";
 import { readEvent } from "../../store/store.ts";
 import { isReject, reasonText } from "../../wire/reasons.ts";
 import { UsageError } from "../args.ts";

@@ -1,13 +1,9 @@
 // `relay nip19` run as a real process, checked against the examples published in NIP-19, with the
 // exact exit codes and messages a script would see on bad input.
 import { describe, expect, test } from "bun:test";
+import { cliSync } from "./procs.ts";
 
-const ROOT = `${import.meta.dir}/../..`;
-
-function relay(...args: string[]): { code: number; out: string; err: string } {
-  const p = Bun.spawnSync([process.execPath, "src/main.ts", ...args], { cwd: ROOT });
-  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
-}
+const relay = (...args: string[]) => cliSync(args);
 
 /** A refusal is one line on stderr (never a stack trace), nothing on stdout, and status 2. */
 function expectRefusal(r: ReturnType<typeof relay>, message: string): void {

@@ -5,11 +5,11 @@
 // the watermark are matched directly, and events removed since their entries were written are
 // taken back out, as every other reader of the indexes does.
 import type { Filter } from "../nostr/filter.ts";
-import { countEntries } from "./index-db.ts";
+import { countEntries } from "../store/index-db.ts";
+import { kindBytes } from "../store/keys.ts";
+import type { Store } from "../store/types.ts";
 import { indexSnapshotIn } from "./indexes.ts";
-import { kindBytes } from "./keys.ts";
 import { planFilter } from "./plan.ts";
-import type { BinDb, Store } from "./store.ts";
 import { matchTail, tailEvents, tailRemoved } from "./tail.ts";
 
 /** What a count needs of the query options (query.ts). */

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Filter } from "../nostr/filter.ts";
-import { hexBytes, kindBytes, pubkindPrefix, TIME_PREFIX, tagPrefix } from "./keys.ts";
+import { hexBytes, kindBytes, pubkindPrefix, TIME_PREFIX, tagPrefix } from "../store/keys.ts";
+import { closeStore, openStore } from "../store/store.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
-import { closeStore, openStore } from "./store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "plan-test-"));
 const store = openStore(dir);

@@ -8,6 +8,7 @@
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter, SearchMatcher } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
+import type { Snapshot } from "../store/consumer.ts";
 
 /** An event as a view keeps it. */
 export interface TailEvent {
@@ -79,28 +80,23 @@ export function viewTail(t: TailIndex, serial: number, d: TailPart, sign: 1 | -1
   }
 }
 
-/** What one reader sees beyond the indexes' watermark, read once before it scans. */
-export interface IndexSnapshot {
-  /** every event up to this serial has its index entries on disk */
-  through: number;
-  /** the views after `through` */
-  tails: TailIndex[];
-}
+/** What one reader of the REQ indexes sees: their watermark and the views after it. */
+export type IndexSnapshot = Snapshot<TailIndex>;
 
 /** Whether a serial was removed since the snapshot's indexes were written. */
 export function removedIn(snap: IndexSnapshot, serial: number): boolean {
-  for (const t of snap.tails) if (t.removed.has(serial)) return true;
+  for (const t of snap.views) if (t.removed.has(serial)) return true;
   return false;
 }
 
 /** The events after the watermark (not removed since), for a reader to match itself. */
 export function* tailEvents(snap: IndexSnapshot): Generator<[number, TailEvent]> {
-  for (const t of snap.tails) for (const entry of t.events) if (!removedIn(snap, entry[0])) yield entry;
+  for (const t of snap.views) for (const entry of t.events) if (!removedIn(snap, entry[0])) yield entry;
 }
 
 /** Indexed events removed since the watermark (their entries may still be on disk). */
 export function* tailRemoved(snap: IndexSnapshot): Generator<[number, TailEvent]> {
-  for (const t of snap.tails) for (const entry of t.removed) if (entry[0] <= snap.through) yield entry;
+  for (const t of snap.views) for (const entry of t.removed) if (entry[0] <= snap.through) yield entry;
 }
 
 const parsed = (e: TailEvent): NostrEvent => JSON.parse(e.json) as NostrEvent;
@@ -130,7 +126,7 @@ export function* tailMatches(
   f: Filter,
   search?: SearchMatcher,
 ): Generator<[number, TailEvent]> {
-  for (const t of snap.tails) {
+  for (const t of snap.views) {
     const pick = candidateLists(t, f);
     if (pick === undefined) {
       for (const entry of t.events)

@@ -3,31 +3,29 @@
 // stores and removals, ranking and cuts are exact, counts match the ranked results, and every
 // answer is the same whether the consumer has applied the events yet or not.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { loadConfig } from "../config/load.ts";
-import type { Derived } from "../derived.ts";
-import { openDerived } from "../derived.ts";
-import { storedJson } from "../nostr/canonical.ts";
-import type { NostrEvent } from "../nostr/event.ts";
-import type { Filter } from "../nostr/filter.ts";
-import { matchFilter } from "../nostr/filter.ts";
-import { removeBySerial } from "../store/lifecycle.ts";
-import type { QueryOptions } from "../store/query.ts";
-import { countQuery, runQuery } from "../store/query.ts";
-import type { Store } from "../store/store.ts";
-import { closeStore, openStore } from "../store/store.ts";
-import { Writer } from "../store/writer.ts";
-import { BLOCK_BYTES, decodeBlock, tokenBounds, tokenPrefix } from "./blocks.ts";
-import type { SearchIndex } from "./consumer.ts";
-import { select } from "./engine.ts";
-import { matchSearch } from "./match.ts";
-import { PostingStream } from "./postings.ts";
+import { loadConfig } from "../src/config/load.ts";
+import type { Consumers } from "../src/consumers/registry.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
+import type { QueryOptions } from "../src/indexes/query.ts";
+import { countQuery, runQuery } from "../src/indexes/query.ts";
+import { storedJson } from "../src/nostr/canonical.ts";
+import type { NostrEvent } from "../src/nostr/event.ts";
+import type { Filter } from "../src/nostr/filter.ts";
+import { matchFilter } from "../src/nostr/filter.ts";
+import { BLOCK_BYTES, decodeBlock, tokenBounds, tokenPrefix } from "../src/search/blocks.ts";
+import type { SearchIndex } from "../src/search/consumer.ts";
+import { select } from "../src/search/engine.ts";
+import { matchSearch } from "../src/search/match.ts";
+import { PostingStream } from "../src/search/postings.ts";
+import { removeBySerial } from "../src/store/lifecycle.ts";
+import { closeStore, openStore } from "../src/store/store.ts";
+import type { Store } from "../src/store/types.ts";
+import { Writer } from "../src/store/writer.ts";
+import { tempDir } from "./harness.ts";
 
-let dir: string;
+const dir = tempDir("search-engine-");
 let s: Store;
-let d: Derived;
+let d: Consumers;
 let ix: SearchIndex;
 let w: Writer;
 let n = 0;
@@ -101,9 +99,8 @@ const oracle = (f: Filter) =>
     .sort();
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "search-engine-"));
   s = openStore(dir);
-  d = openDerived(s, config, { log: () => {} });
+  d = openConsumers(s, config, { log: () => {} });
   ix = d.search!;
   w = new Writer(s, 64, (st, rm) => d.runner.committed(st, rm));
 });
@@ -111,7 +108,6 @@ afterAll(async () => {
   await w.drain();
   await d.runner.stop();
   await closeStore(s);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe("index statistics", () => {

@@ -2,8 +2,8 @@
 // cursor reads its prefix's range in growing chunks (so a scan never holds a read transaction
 // across turns; index-db.ts reads them), and a binary heap merges the heads by
 // (created_at, serial).
-import { readEntries } from "./index-db.ts";
-import type { BinDb } from "./store.ts";
+import { readEntries } from "../store/index-db.ts";
+import type { BinDb } from "../store/types.ts";
 
 class Cursor {
   private buf = { times: [] as number[], serials: [] as number[] };

@@ -3,43 +3,38 @@
 // stay, and the search consumer sees the same removals. And the one-time restore of entries an
 // earlier version (which deferred index puts to a second commit) may have lost.
 import { afterEach, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { loadConfig } from "../config/load.ts";
-import type { Derived } from "../derived.ts";
-import { openDerived } from "../derived.ts";
-import { storedJson } from "../nostr/canonical.ts";
-import type { NostrEvent } from "../nostr/event.ts";
-import { hasEntry } from "./index-db.ts";
-import { hexBytes } from "./keys.ts";
-import type { Store } from "./store.ts";
-import { closeStore, EMPTY, indexEntries, openStore } from "./store.ts";
-import type { WriterOptions } from "./writer.ts";
-import { Writer } from "./writer.ts";
+import { loadConfig } from "../src/config/load.ts";
+import type { Consumers } from "../src/consumers/registry.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
+import { storedJson } from "../src/nostr/canonical.ts";
+import type { NostrEvent } from "../src/nostr/event.ts";
+import { hasEntry } from "../src/store/index-db.ts";
+import { hexBytes } from "../src/store/keys.ts";
+import { closeStore, EMPTY, indexEntries, openStore } from "../src/store/store.ts";
+import type { Store } from "../src/store/types.ts";
+import type { WriterOptions } from "../src/store/writer.ts";
+import { Writer } from "../src/store/writer.ts";
+import { tempDir } from "./harness.ts";
 
-const dirs: string[] = [];
 const stores: Store[] = [];
 afterEach(async () => {
   for (const s of stores.splice(0)) await closeStore(s);
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 const config = loadConfig();
 function open(
-  dir = mkdtempSync(join(tmpdir(), "deferred-")),
+  dir = tempDir("deferred-"),
   log: (line: string) => void = () => {},
-): { s: Store; d: Derived; dir: string } {
-  if (!dirs.includes(dir)) dirs.push(dir);
+): { s: Store; d: Consumers; dir: string } {
   const s = openStore(dir);
-  const d = openDerived(s, config, { log });
+  const d = openConsumers(s, config, { log });
   stores.push(s);
   return { s, d, dir };
 }
-const writer = (s: Store, d: Derived, o: WriterOptions) =>
+const writer = (s: Store, d: Consumers, o: WriterOptions) =>
   new Writer(s, o, (stored, removed) => d.runner.committed(stored, removed));
 /** Documents in the search index once the consumer has applied everything. */
-async function searchDocs(d: Derived): Promise<number> {
+async function searchDocs(d: Consumers): Promise<number> {
   await d.runner.settle();
   return d.search!.snapshot().docs;
 }

@@ -1,36 +1,37 @@
-// What a store derives from its events, registered in one place for the relay and the data
-// commands alike: NIP-40 expiry in the writer's transaction (deciding and purging need it), and
-// the consumers of the event log (the REQ indexes, NIP-50 search, the API's counters, the NIP-45
-// registers) behind one runner. An optional consumer that is turned off is marked stale, so
-// turning it on again rebuilds it.
-import { Counters } from "./api/counters.ts";
-import type { Config } from "./config/schema.ts";
-import { ThreadApplier } from "./consumers/apply.ts";
-import { ConsumerRunner } from "./consumers/runner.ts";
-import { HllRegisters, REGISTERS_CONSUMER } from "./count/registers.ts";
-import { SearchIndex } from "./search/consumer.ts";
-import { searcher } from "./search/engine.ts";
-import type { Consumer } from "./store/consumer.ts";
-import { markStale } from "./store/consumer.ts";
-import { Expiration } from "./store/expiration.ts";
-import { Indexes } from "./store/indexes.ts";
-import type { Searcher } from "./store/query.ts";
-import type { Store } from "./store/store.ts";
+// Which consumers of the log a store has, registered in one place for the relay, the data
+// commands and the consumers' own thread (worker.ts builds its copies by name here): the REQ
+// indexes, NIP-50 search, the API's engagement counters and the NIP-45 registers, behind one
+// runner, and readers' views of each. The writer's NIP-40 expiry index is registered with them
+// (every process that writes keeps it, in the log's environment). An optional consumer that is
+// turned off is marked stale, so turning it on again rebuilds it.
+import type { Config } from "../config/schema.ts";
+import { HllRegisters, REGISTERS_CONSUMER } from "../count/registers.ts";
+import { EngagementCounters } from "../engagement/counters.ts";
+import { Indexes } from "../indexes/indexes.ts";
+import type { Searcher } from "../indexes/query.ts";
+import { SearchIndex } from "../search/consumer.ts";
+import { searcher } from "../search/engine.ts";
+import type { Consumer } from "../store/consumer.ts";
+import { markStale } from "../store/consumer.ts";
+import { Expiration } from "../store/expiration.ts";
+import type { Store } from "../store/types.ts";
+import { ThreadApplier } from "./apply.ts";
+import { ConsumerRunner } from "./runner.ts";
 
-export interface Derived {
+export interface Consumers {
   expiration: Expiration;
   /** the REQ indexes (pubkey, kind, pubkind, tag, time) */
   indexes: Indexes;
   runner: ConsumerRunner;
   search: SearchIndex | undefined;
-  counters: Counters | undefined;
+  counters: EngagementCounters | undefined;
   /** NIP-45 counts and registers of the shapes NIP-45 names, unless `count.registers` is off */
   registers: HllRegisters | undefined;
   /** answers `search` filters, when search is enabled */
   searcher: Searcher | undefined;
 }
 
-export interface DeriveOptions {
+export interface ConsumersOptions {
   log?: (line: string) => void;
   /** where the consumers' failures go (default: `log`) */
   logError?: (line: string) => void;
@@ -51,7 +52,7 @@ export interface DeriveOptions {
  * What a data command keeps while the relay owns the directory: no consumers (the relay applies
  * what this process commits, once it notices), but the removal log they read is written.
  */
-function beside(store: Store, expiration: Expiration): Derived {
+function beside(store: Store, expiration: Expiration): Consumers {
   const runner = new ConsumerRunner(store, [], { intervalMs: 0, batch: Number.MAX_SAFE_INTEGER });
   store.logRemovals = true;
   return {
@@ -70,7 +71,7 @@ export function consumersByName(store: Store, names: readonly string[]): Consume
   return names.map((name) => {
     if (name === "indexes") return new Indexes(store);
     if (name === "search") return new SearchIndex(store);
-    if (name === "counters") return new Counters(store);
+    if (name === "counters") return new EngagementCounters(store);
     if (name === REGISTERS_CONSUMER) return new HllRegisters(store);
     throw new Error(`unknown consumer ${name}`);
   });
@@ -80,13 +81,13 @@ export function consumersByName(store: Store, names: readonly string[]): Consume
  * Registers what the store derives and brings it up to date with the log on disk (rebuilding
  * what is missing or of another version). Call before the writer starts.
  */
-export function openDerived(store: Store, config: Config, o: DeriveOptions = {}): Derived {
+export function openConsumers(store: Store, config: Config, o: ConsumersOptions = {}): Consumers {
   const log = o.log ?? console.log;
   const expiration = new Expiration(store);
   store.indexers.push(expiration);
   if (o.consumers === false) return beside(store, expiration);
   const search = config["search.enabled"] ? new SearchIndex(store) : undefined;
-  const counters = config["api.enabled"] ? new Counters(store) : undefined;
+  const counters = config["api.enabled"] ? new EngagementCounters(store) : undefined;
   const registers = config["count.registers"] ? new HllRegisters(store) : undefined;
   if (!search) markStale(store, "search");
   if (!counters) markStale(store, "counters");

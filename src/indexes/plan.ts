@@ -2,8 +2,8 @@
 // filter's conditions the index already guarantees (the rest are checked on each candidate).
 // Order of preference: ids > authors+kinds > a tag > authors > kinds > time.
 import type { Filter } from "../nostr/filter.ts";
-import { hexBytes, kindBytes, pubkindPrefix, TIME_PREFIX, tagPrefix } from "./keys.ts";
-import type { BinDb, Store } from "./store.ts";
+import { hexBytes, kindBytes, pubkindPrefix, TIME_PREFIX, tagPrefix } from "../store/keys.ts";
+import type { BinDb, Store } from "../store/types.ts";
 
 export type Plan =
   | { type: "empty" }

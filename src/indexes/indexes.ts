@@ -10,17 +10,17 @@
 // held in memory by the views (tail.ts) and matched directly (query.ts), so an event is found
 // the moment it is committed.
 import type { NostrEvent } from "../nostr/event.ts";
-import type { Consumer, Derived, Tail, Watermark } from "./consumer.ts";
-import { noTail, readWatermark } from "./consumer.ts";
-import { putEntry, removeEntry } from "./index-db.ts";
-import { readU64, serialKey } from "./keys.ts";
-import { removalsAfter } from "./removals.ts";
-import type { BinDb, Store } from "./store.ts";
-import { forEachIndexEntry } from "./store.ts";
+import type { Consumer, Prepared, Tail } from "../store/consumer.ts";
+import { noTail, readSnapshot, readWatermark } from "../store/consumer.ts";
+import { INDEXES, putEntry, removeEntry } from "../store/index-db.ts";
+import { readU64, serialKey } from "../store/keys.ts";
+import { removalsAfter } from "../store/removals.ts";
+import { forEachIndexEntry } from "../store/store.ts";
+import type { BinDb, Store } from "../store/types.ts";
 import type { IndexSnapshot, TailIndex, TailPart } from "./tail.ts";
 import { newTail, tailPart, viewTail } from "./tail.ts";
 
-export const INDEXES = "indexes";
+export { INDEXES } from "../store/index-db.ts";
 
 export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
   readonly name = INDEXES;
@@ -46,7 +46,7 @@ export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
     return tailPart(e, json);
   }
 
-  apply(s: Store, adds: readonly Derived<NostrEvent>[], removes: readonly Derived<NostrEvent>[]): void {
+  apply(s: Store, adds: readonly Prepared<NostrEvent>[], removes: readonly Prepared<NostrEvent>[]): void {
     // lmdb-js copies each key when the put or remove is issued, so the arena can be reused.
     s.arena.reset();
     for (const { serial, p } of removes) forEachIndexEntry(s, p, serial, removeKey);
@@ -61,7 +61,7 @@ export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
     return newTail();
   }
 
-  view(v: TailIndex, d: Derived<TailPart>, sign: 1 | -1, removal: boolean): void {
+  view(v: TailIndex, d: Prepared<TailPart>, sign: 1 | -1, removal: boolean): void {
     viewTail(v, d.serial, d.p, sign, removal);
   }
 
@@ -71,9 +71,7 @@ export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
    * read in the same transaction are exactly those up to it.
    */
   snapshot(txn?: unknown): IndexSnapshot {
-    const w: Watermark | undefined = readWatermark(this.s, this.name, txn);
-    const views = this.tail.views(w);
-    return { through: w?.serial ?? 0, tails: views };
+    return readSnapshot(this.s, this, txn);
   }
 }
 
@@ -113,7 +111,7 @@ function fromLog(s: Store): IndexSnapshot {
   if (w)
     for (const r of removalsAfter(s.removals, w.removal))
       if (r.serial <= through) viewTail(tail, r.serial, tailPart(r.event, r.json), 1, true);
-  return { through, tails: [tail] };
+  return { w, through, views: [tail] };
 }
 
 const putKey = (db: BinDb, k: Buffer): void => putEntry(db, k);

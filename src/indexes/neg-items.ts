@@ -7,12 +7,13 @@ import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
+import { hexBytes, readU64, serialKey } from "../store/keys.ts";
+import type { Store } from "../store/types.ts";
 import { MergedScan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
-import { hexBytes, readU64, serialKey } from "./keys.ts";
 import { planFilter } from "./plan.ts";
 import type { QueryOptions } from "./query.ts";
-import type { Store } from "./store.ts";
+import { yieldTurn } from "./query.ts";
 import { tailMatches } from "./tail.ts";
 
 export interface ItemOptions
@@ -26,8 +27,6 @@ export interface Items {
   times: Float64Array;
   ids: Uint8Array;
 }
-
-const yieldTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 class Collector {
   n = 0;

@@ -6,14 +6,14 @@ import { STORED_ID_OFFSET, STORED_PUBKEY_OFFSET, storedKind } from "../nostr/can
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
+import { hexBytes, readU64 } from "../store/keys.ts";
+import { readEvent } from "../store/store.ts";
+import type { Store } from "../store/types.ts";
 import { MergedScan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
 import { countByKeys } from "./key-count.ts";
-import { hexBytes, readU64 } from "./keys.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
-import type { Store } from "./store.ts";
-import { readEvent } from "./store.ts";
 import type { IndexSnapshot } from "./tail.ts";
 import { removedIn, tailMatches } from "./tail.ts";
 
@@ -83,7 +83,11 @@ const byNewest = (a: Hit, b: Hit): number => {
   return x < y ? -1 : x > y ? 1 : 0;
 };
 
-const yieldTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+/**
+ * Lets the event loop run other work (frames, writes, other readers) before a long read goes on:
+ * every reader that walks more than `yieldEvery` entries (REQ, COUNT, search, negentropy) calls it.
+ */
+export const yieldTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 export const effectiveLimit = (f: Filter, o: Pick<QueryOptions, "defaultLimit" | "maxLimit">): number =>
   Math.min(f.limit ?? o.defaultLimit, o.maxLimit);

@@ -3,11 +3,11 @@
 // the relay prober refuses without online.allowPrivate.
 import { describe, expect, test } from "bun:test";
 import * as nip19 from "nostr-tools/nip19";
-import type { NostrEvent } from "../nostr/event.ts";
-import { engagements, invoiceMsats, isLike, relayList, replyTargets } from "./engagement.ts";
-import { noteValue, readNote } from "./keys.ts";
-import { isPrivateAddress } from "./online.ts";
-import { parsePubkeyRef } from "./profile.ts";
+import { isPrivateAddress } from "../src/api/online.ts";
+import { parsePubkeyRef } from "../src/api/profile.ts";
+import { engagements, invoiceMsats, isLike, relayList, replyTargets } from "../src/engagement/engagement.ts";
+import { noteValue, readNote } from "../src/engagement/keys.ts";
+import type { NostrEvent } from "../src/nostr/event.ts";
 
 const id = (c: string) => c.repeat(64);
 const ev = (kind: number, tags: string[][], content = ""): NostrEvent => ({

@@ -3,18 +3,16 @@
 // the incoming version's outcome and exactly what the store then holds (newest first). Every
 // index is checked too, so a replaced version must leave no entry behind.
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { STORED_ID_OFFSET, storedJson } from "../nostr/canonical.ts";
-import type { NostrEvent } from "../nostr/event.ts";
-import type { Filter } from "../nostr/filter.ts";
-import { matchFilter } from "../nostr/filter.ts";
-import { countQuery, runQuery } from "./query.ts";
-import type { Store } from "./store.ts";
-import { openStore } from "./store.ts";
-import type { WriteOutcome } from "./writer.ts";
-import { Writer } from "./writer.ts";
+import { countQuery, runQuery } from "../src/indexes/query.ts";
+import { STORED_ID_OFFSET, storedJson } from "../src/nostr/canonical.ts";
+import type { NostrEvent } from "../src/nostr/event.ts";
+import type { Filter } from "../src/nostr/filter.ts";
+import { matchFilter } from "../src/nostr/filter.ts";
+import { openStore } from "../src/store/store.ts";
+import type { Store } from "../src/store/types.ts";
+import type { WriteOutcome } from "../src/store/writer.ts";
+import { Writer } from "../src/store/writer.ts";
+import { tempDir } from "./harness.ts";
 
 const ALICE = "a1".repeat(32);
 const BOB = "b2".repeat(32);
@@ -415,19 +413,15 @@ function toEvent(row: Row, ver: Version): NostrEvent {
 const newestFirst = (a: NostrEvent, b: NostrEvent): number =>
   b.created_at - a.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
-let dir: string | undefined;
 let store: Store | undefined;
 
 afterEach(async () => {
   await store?.env.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
   store = undefined;
-  dir = undefined;
 });
 
 async function run(row: Row): Promise<void> {
-  dir = mkdtempSync(join(tmpdir(), "replaceable-"));
-  store = openStore(dir);
+  store = openStore(tempDir("replaceable-"));
   const writer = new Writer(store, 256, () => {});
   const versions = [...row.stored, row.incoming].map((ver) => toEvent(row, ver));
   const submit = (e: NostrEvent) => writer.submit(e, storedJson(e));

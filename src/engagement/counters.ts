@@ -6,11 +6,11 @@
 // of batches not yet applied, so a count moves the moment an event is committed.
 
 import type { NostrEvent } from "../nostr/event.ts";
-import type { Consumer, Derived, Tail, Watermark } from "../store/consumer.ts";
-import { noTail, readWatermark } from "../store/consumer.ts";
+import type { Consumer, Prepared, Snapshot, Tail } from "../store/consumer.ts";
+import { noTail, readSnapshot } from "../store/consumer.ts";
 import { hexBytes } from "../store/keys.ts";
-import type { BinDb, Store } from "../store/store.ts";
 import { openDb } from "../store/store.ts";
+import type { BinDb, Store } from "../store/types.ts";
 import type { Engagement } from "./engagement.ts";
 import { engagements, followed, relayList } from "./engagement.ts";
 import type { NoteCounts, PubkeyCounts } from "./keys.ts";
@@ -83,7 +83,7 @@ function addTo(d: Deltas, c: Contribution, sign: number): void {
 const isZeroDelta = (d: NoteCounts): boolean =>
   d.likes === 0 && d.reactions === 0 && d.reposts === 0 && d.replies === 0 && d.zaps === 0 && d.msats === 0n;
 
-export class Counters implements Consumer<Contribution, Deltas> {
+export class EngagementCounters implements Consumer<Contribution, Deltas> {
   readonly name = "counters";
   readonly version = COUNTERS_VERSION;
   readonly notes: BinDb;
@@ -111,7 +111,7 @@ export class Counters implements Consumer<Contribution, Deltas> {
     return newDeltas();
   }
 
-  view(v: Deltas, d: Derived<Contribution>, sign: 1 | -1, removal: boolean): void {
+  view(v: Deltas, d: Prepared<Contribution>, sign: 1 | -1, removal: boolean): void {
     addTo(v, d.p, removal ? -sign : sign);
   }
 
@@ -127,7 +127,11 @@ export class Counters implements Consumer<Contribution, Deltas> {
     for (const g of engagements(e)) l.touched(g.id);
   }
 
-  apply(_s: Store, adds: readonly Derived<Contribution>[], removes: readonly Derived<Contribution>[]): void {
+  apply(
+    _s: Store,
+    adds: readonly Prepared<Contribution>[],
+    removes: readonly Prepared<Contribution>[],
+  ): void {
     const d = newDeltas();
     for (const a of adds) addTo(d, a.p, 1);
     for (const r of removes) addTo(d, r.p, -1);
@@ -166,9 +170,8 @@ export class Counters implements Consumer<Contribution, Deltas> {
   }
 
   /** The views of what is committed and not in the entries read with watermark `w`. */
-  private views(): { w: Watermark | undefined; views: Deltas[] } {
-    const w = readWatermark(this.s, this.name);
-    return { w, views: this.tail.views(w) };
+  private views(): Snapshot<Deltas> {
+    return readSnapshot(this.s, this);
   }
 
   /**

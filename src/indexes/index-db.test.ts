@@ -6,10 +6,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Gen } from "../../test/gen.ts";
+import { allEntries, countEntries, hasEntry, putEntry, removeEntry } from "../store/index-db.ts";
+import { indexKey, keySerial, keyTime, tagPrefix } from "../store/keys.ts";
+import { closeStore, openStore } from "../store/store.ts";
 import { MergedScan } from "./cursor.ts";
-import { allEntries, countEntries, hasEntry, putEntry, removeEntry } from "./index-db.ts";
-import { indexKey, keySerial, keyTime, tagPrefix } from "./keys.ts";
-import { closeStore, openStore } from "./store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "index-db-"));
 const s = openStore(dir);

@@ -6,12 +6,12 @@ import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
+import { countEntries, readEntries } from "../store/index-db.ts";
+import { hexBytes, readU64, serialKey, TIME_PREFIX } from "../store/keys.ts";
+import type { Store } from "../store/types.ts";
 import { MergedScan } from "./cursor.ts";
-import { countEntries, readEntries } from "./index-db.ts";
 import { indexSnapshot } from "./indexes.ts";
-import { hexBytes, kindBytes, readU64, serialKey, TIME_PREFIX } from "./keys.ts";
 import { planFilter } from "./plan.ts";
-import type { Store } from "./store.ts";
 import { tailEvents, tailMatches } from "./tail.ts";
 
 /** One stored event: its serial, created_at and the stored JSON bytes, verbatim. */
