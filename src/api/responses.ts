@@ -63,6 +63,10 @@ export const trendingSchema = obj({
   ),
 });
 
+export const noteCountsSchema = obj({
+  notes: list(obj({ id: str, counts: countsSchema })),
+});
+
 export const profileSchema = obj({
   pubkey: str,
   npub: str,
@@ -90,6 +94,7 @@ export const serialize = {
   search: compile(searchSchema),
   trending: compile(trendingSchema),
   profile: compile(profileSchema),
+  noteCounts: compile(noteCountsSchema),
   online: compile(onlineSchema),
   onlineUrls: compile(list(str)),
   error: compile(errorSchema),

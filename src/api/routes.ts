@@ -1,5 +1,5 @@
-// The aggregator API on the relay's HTTP port: /v0/search, /v0/trending/notes, /v0/p/<npub> and
-// /v1/online (and /v1/online/stats), answered from the relay's own store and the counters kept as events are written.
+// The aggregator API on the relay's HTTP port: /v0/search, /v0/trending/notes, /v0/notes/counts,
+// /v0/p/<npub> and /v1/online (and /v1/online/stats), answered from the relay's own store and the counters kept as events are written.
 // `startApi` (start.ts) attaches the trending window and (when enabled) the relay prober at
 // start-up; `handleApi` answers a request. Shapes are in responses.ts, documented in docs/api.md.
 import * as nip19 from "nostr-tools/nip19";
@@ -72,6 +72,13 @@ export function handleApi(req: Request, url: URL, ctx: RelayContext): Response |
     return ok(serialize.trending({ window: { seconds: t.seconds }, notes }));
   }
 
+  if (path === "/v0/notes/counts") {
+    // The explorer asks once per page of cards rather than once per card.
+    const ids = parseIds(url.searchParams.get("ids"), c["api.maxLimit"]);
+    if (typeof ids === "string") return fail(400, ids);
+    return ok(serialize.noteCounts({ notes: ids.map((id) => ({ id, counts: counts(id) })) }));
+  }
+
   const profile = /^\/v0\/p\/([^/]+)$/.exec(path);
   if (profile) {
     let raw: string;
@@ -139,6 +146,16 @@ function parseLimit(raw: string | null, max: number): number | string {
   if (raw === null || raw === "") return Math.min(DEFAULT_LIMIT, max);
   if (!/^\d{1,9}$/.test(raw)) return "invalid: limit must be a positive integer";
   return Math.max(1, Math.min(Number(raw), max));
+}
+
+/** `ids`: comma-separated note ids (64 lowercase hex), each kept once in the order given, at most `max`. */
+function parseIds(raw: string | null, max: number): string[] | string {
+  if (raw === null || raw.trim() === "") return "invalid: missing ids, the comma-separated note ids";
+  const ids = [...new Set(raw.split(",").map((x) => x.trim()))];
+  if (ids.some((id) => !/^[0-9a-f]{64}$/.test(id)))
+    return "invalid: ids must be note ids of 64 lowercase hex characters, separated by commas";
+  if (ids.length > max) return `invalid: at most ${max} ids in one request`;
+  return ids;
 }
 
 function queryOptions(ctx: RelayContext, v: Visibility, req: Request): QueryOptions {
