@@ -18,6 +18,7 @@ import { PolicyPlugin } from "./ingest/plugin.ts";
 import { configureLog, log } from "./log.ts";
 import { Moderation } from "./manage/moderation.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
+import { Pruner } from "./retention/pruner.ts";
 import { matchSearch } from "./search/match.ts";
 import { inList } from "./server/client-ip.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
@@ -92,6 +93,8 @@ function startLocked(config: Config, unlock: () => void): Relay {
   const { expiration, runner } = consumers;
   const live = new LiveIndex<Subscription>(consumers.search ? matchSearch : undefined);
   const moderation = new Moderation(store);
+  // Retention rules and the disk budget: refusals in the writer's queue order, removals as its tasks.
+  const pruner = new Pruner(store, () => ctx.config);
   // The listening port is known only once the server is up (port 0 picks one).
   let isOwnUrl: (url: string) => boolean = () => false;
   const writer = new Writer(
@@ -101,7 +104,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
     {
       maxBatch: config["writer.maxBatch"],
       isOwnUrl: (url) => isOwnUrl(url),
-      refuse: (e) => moderation.banned(e),
+      refuse: (e) => moderation.banned(e) ?? pruner.refuse(e),
       follow: true,
       backlog: () => runner.backlog(),
     },
@@ -134,6 +137,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
     conns: new Set(),
     pending: new PendingGate(config["writer.maxPending"], config["writer.maxPendingMb"] * 2 ** 20),
     moderation,
+    retention: pruner,
     plugin: config["policy.plugin"]
       ? new PolicyPlugin({
           command: config["policy.plugin"],
@@ -149,6 +153,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
   const conns = ctx.conns;
   const port = server.port ?? config.port;
   isOwnUrl = ownUrlCheck(config.host, port, () => ctx.config.publicUrl);
+  pruner.start(writer);
   if (config["cluster.natsUrl"]) {
     cluster = new ClusterNode(config, store, writer, (e, json) => broadcast(live, e, json), port);
     ctx.cluster = cluster;
@@ -209,6 +214,7 @@ function startLocked(config: Config, unlock: () => void): Relay {
         // No more stream messages for the writer; what it commits after this is appended after
         // the next start (it lies above the saved watermark).
         await cluster?.stop();
+        await pruner.stop();
         await writer.drain();
         await runner.stop();
         await closeStore(store);

@@ -3,6 +3,7 @@
 // (and the entry inside a table) and why; load.ts adds where the value came from.
 import { isIP } from "node:net";
 import { decode } from "nostr-tools/nip19";
+import { checkRetentionRules, RuleError } from "./retention.ts";
 
 export class CheckError extends Error {
   constructor(
@@ -75,6 +76,14 @@ const CHECKS: Record<string, (v: never) => unknown> = {
   "policy.pubkeyAllow": pubkeys,
   "policy.pubkeyDeny": pubkeys,
   "rate.exemptPubkeys": pubkeys,
+  "store.pinAuthors": pubkeys,
+  "retention.rules": (v: unknown) => {
+    try {
+      return checkRetentionRules(v);
+    } catch (e) {
+      throw e instanceof RuleError ? new CheckError(e.message) : e;
+    }
+  },
   "rate.exemptIps": (v: string[]) => v.map(ipRange),
   "http.trustedProxies": (v: string[]) => v.map(ipRange),
   "http.realIpHeader": (v: string) => {

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { configDoc } from "./doc.ts";
 import { ConfigError, loadConfig, parseConfigFile, sampleConfig } from "./load.ts";
+import type { RetentionRule } from "./retention.ts";
 import { SCHEMA } from "./schema.ts";
 
 describe("configuration", () => {
@@ -133,6 +134,36 @@ describe("configuration", () => {
       '[cluster]\nstream = "nostr.events"\n',
       "line 2: cluster.stream (from file): 'nostr.events' is not a stream name (letters, digits, _ and -)",
     ],
+    [
+      "a retention rule with an unknown field",
+      "[retention]\nrules = [{kinds = [1], time = 60}, {kinds = [7], age = 5}]\n",
+      "line 2: retention.rules (from file): rule 2: unknown field 'age' (a rule has kinds, time and count)",
+    ],
+    [
+      "a retention rule with a backward range of kinds",
+      "[retention]\nrules = [{kinds = [[40, 30]], count = 5}]\n",
+      "line 2: retention.rules (from file): rule 1 kinds: the range [40, 30] starts after it ends",
+    ],
+    [
+      "a retention rule with a negative time",
+      "[retention]\nrules = [{time = -1}]\n",
+      "line 2: retention.rules (from file): rule 1: time must be a whole number of seconds, 0 or more (or null for no limit), got -1",
+    ],
+    [
+      "a retention rule with an empty list of kinds",
+      "[retention]\nrules = [{kinds = [], count = 5}]\n",
+      "line 2: retention.rules (from file): rule 1: kinds must be a non-empty list (leave it out for every kind)",
+    ],
+    [
+      "a disk budget that is not a number",
+      '[store]\nmaxDiskGb = "ten"\n',
+      "line 2: store.maxDiskGb (from file): expected a number, got ten",
+    ],
+    [
+      "a pinned author that is not a pubkey",
+      '[store]\npinAuthors = ["bob"]\n',
+      "line 2: store.pinAuthors (from file): 'bob' is not a pubkey (64 hex digits or an npub)",
+    ],
   ];
   for (const [what, text, message] of refused) {
     test(`${what} is refused naming the line, the key and why`, () => {
@@ -140,6 +171,42 @@ describe("configuration", () => {
       expect(() => loadConfig({ file })).toThrow(`${file} ${message}`);
     });
   }
+
+  test("retention rules are NIP-11's list, written inline, as tables of their own, or as JSON in the environment", () => {
+    const rules: RetentionRule[] = [
+      { kinds: [0, 1, [5, 7]], time: 3600 },
+      { kinds: [[30000, 39999]], count: 1000 },
+      { count: 10000 },
+    ];
+    const inline = loadConfig({
+      file: writeTemp(
+        "[retention]\nrules = [{kinds = [0, 1, [5, 7]], time = 3600}, {kinds = [[30000, 39999]], count = 1000}, {count = 10000}]\n",
+      ),
+    });
+    const tables = loadConfig({
+      file: writeTemp(
+        "[[retention.rules]]\nkinds = [0, 1, [5, 7]]\ntime = 3600\n[[retention.rules]]\nkinds = [[30000, 39999]]\ncount = 1000\n[[retention.rules]]\ncount = 10000\n",
+      ),
+    });
+    const env = loadConfig({ env: { RELAY_RETENTION_RULES: JSON.stringify(rules) } });
+    expect([inline["retention.rules"], tables["retention.rules"], env["retention.rules"]]).toEqual([
+      rules,
+      rules,
+      rules,
+    ]);
+    expect(() => loadConfig({ env: { RELAY_RETENTION_RULES: "{kinds:1}" } })).toThrow(
+      'retention.rules (from env): expected a JSON list of rules like [{"kinds":[1],"time":3600}], got {kinds:1}',
+    );
+    expect(loadConfig()["retention.rules"]).toEqual([]);
+  });
+
+  test("the disk budget is off by default and takes a fraction of a GiB", () => {
+    expect(loadConfig()["store.maxDiskGb"]).toBe(0);
+    expect(loadConfig({ env: { RELAY_STORE_MAX_DISK_GB: "0.5" } })["store.maxDiskGb"]).toBe(0.5);
+    expect(() => loadConfig({ flags: { "store.maxDiskGb": "-1" } })).toThrow(
+      "store.maxDiskGb (from flag): must be at least 0",
+    );
+  });
 
   test("a TOML syntax error names the line it is on", () => {
     const cases: [string, number][] = [

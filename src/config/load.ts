@@ -49,6 +49,14 @@ function coerceType(key: Key, raw: unknown, from: string): unknown {
       if ("max" in e && e.max !== undefined && n > e.max) throw fail(`must be at most ${e.max}`);
       return n;
     }
+    case "number": {
+      const n = fromString ? Number(raw) : raw;
+      if (typeof n !== "number" || !Number.isFinite(n) || (fromString && (raw as string).trim() === ""))
+        throw fail(`expected a number, got ${String(raw)}`);
+      if ("min" in e && e.min !== undefined && n < e.min) throw fail(`must be at least ${e.min}`);
+      if ("max" in e && e.max !== undefined && n > e.max) throw fail(`must be at most ${e.max}`);
+      return n;
+    }
     case "bool":
       if (fromString) {
         if (raw === "true" || raw === "1") return true;
@@ -93,6 +101,15 @@ function coerceType(key: Key, raw: unknown, from: string): unknown {
       }
       return obj;
     }
+    case "rules":
+      // From the environment or a flag: the NIP-11 JSON itself. checkValue checks each rule.
+      if (fromString)
+        try {
+          return JSON.parse(raw as string);
+        } catch {
+          throw fail(`expected a JSON list of rules like [{"kinds":[1],"time":3600}], got ${String(raw)}`);
+        }
+      return raw;
     default:
       return e satisfies never;
   }

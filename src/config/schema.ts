@@ -1,8 +1,9 @@
 // The configuration, declared once. Every key's type, default, one-line doc and whether it can
 // change while running come from this table; the Config type, validation, env/flag names, the
 // sample file, docs and the NIP-11 `limitation` object are all derived from it.
+import type { RetentionRule } from "./retention.ts";
 
-type Kind = "string" | "int" | "bool" | "string[]" | "int[]" | "table" | "table[]";
+type Kind = "string" | "int" | "number" | "bool" | "string[]" | "int[]" | "table" | "table[]" | "rules";
 interface Entry<K extends Kind, V> {
   type: K;
   default: V;
@@ -18,16 +19,21 @@ interface Entry<K extends Kind, V> {
 type AnyEntry =
   | Entry<"string", string>
   | Entry<"int", number>
+  | Entry<"number", number>
   | Entry<"bool", boolean>
   | Entry<"string[]", string[]>
   | Entry<"int[]", number[]>
   | Entry<"table", Record<string, string>>
-  | Entry<"table[]", Record<string, string[]>>;
+  | Entry<"table[]", Record<string, string[]>>
+  | Entry<"rules", RetentionRule[]>;
 
 const s = (d: string, doc: string, live: boolean, extra: Partial<Entry<"string", string>> = {}) =>
   ({ type: "string", default: d, doc, live, ...extra }) as const;
 const i = (d: number, doc: string, live: boolean, extra: Partial<Entry<"int", number>> = {}) =>
   ({ type: "int", default: d, doc, live, min: 0, ...extra }) as const;
+/** a number that may have a fraction (0.5 GiB) */
+const n = (d: number, doc: string, live: boolean, extra: Partial<Entry<"number", number>> = {}) =>
+  ({ type: "number", default: d, doc, live, min: 0, ...extra }) as const;
 const b = (d: boolean, doc: string, live: boolean) => ({ type: "bool", default: d, doc, live }) as const;
 const sa = (d: string[], doc: string, live: boolean) =>
   ({ type: "string[]", default: d, doc, live }) as const;
@@ -100,6 +106,31 @@ export const SCHEMA = {
     false,
     { min: 0 },
   ),
+  "store.maxDiskGb": n(
+    0,
+    "disk budget in GiB (0 = none): the pages in use in data.mdb and derived/data.mdb (file pages less LMDB's free pages); past it the oldest evictable events are removed until the data is under store.lowWaterPercent of it, and while nothing can be evicted events are refused with 'error: storage full'",
+    true,
+  ),
+  "store.lowWaterPercent": i(
+    90,
+    "eviction for the disk budget stops once the data is under this percentage of it",
+    true,
+    {
+      min: 1,
+      max: 99,
+    },
+  ),
+  "store.evictFirstKinds": ia(
+    [],
+    "kinds the disk budget evicts first, in this order (each oldest first), before every other kind (oldest first)",
+    true,
+  ),
+  "store.pinKinds": ia(
+    [],
+    "kinds the disk budget never evicts (kinds 0, 3 and 10002, an author's newest profile, follows and relays, never are)",
+    true,
+  ),
+  "store.pinAuthors": sa([], "pubkeys (hex or npub) whose events the disk budget never evicts", true),
   "consumers.intervalMs": i(
     250,
     "derived indexes (search, API counters) apply new events at least this often",
@@ -158,6 +189,18 @@ export const SCHEMA = {
     true,
   ),
   "expiration.purgeIntervalSeconds": i(60, "how often expired events (NIP-40) are purged", false, { min: 1 }),
+  "retention.rules": {
+    type: "rules",
+    default: [] as RetentionRule[],
+    doc: "NIP-11 retention rules, advertised as written: a list of {kinds?, time?, count?} (kinds as numbers or [from, to] ranges; time in seconds; count per rule's kinds together; 0 = not kept). The first rule whose kinds include an event's kind governs it; a rule without kinds, every kind. Empty = keep everything",
+    live: true,
+  },
+  "retention.intervalSeconds": i(
+    10,
+    "how often events past the retention rules are looked for and removed",
+    false,
+    { min: 1 },
+  ),
   "pow.minDifficulty": i(0, "minimum NIP-13 proof of work (leading zero bits of the id); 0 = none", true, {
     max: 256,
   }),

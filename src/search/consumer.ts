@@ -78,6 +78,13 @@ export interface SearchSnapshot {
 const BLOCK_FORMAT_VERSION = 3;
 /** Removed documents whose postings are purged together once this many wait. */
 export const PURGE_AT = 4096;
+/**
+ * ... or once they are this share of the live documents (at least PURGE_MIN of them): a small
+ * index that loses many documents (retention, the disk budget) gives their pages back soon,
+ * instead of carrying more dead postings than live ones until 4,096 wait.
+ */
+const PURGE_SHARE = 0.125;
+const PURGE_MIN = 64;
 const SEP = "\u0000";
 
 export class SearchIndex implements Consumer<Doc, SearchView> {
@@ -161,11 +168,18 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
     }
     for (const t of new Set([...added.keys(), ...removed.keys()]))
       this.updateToken(tokenPrefix(t), added.get(t) ?? NONE, removed.get(t) ?? 0);
+    let live: number | undefined;
     if (docs !== 0 || length !== 0) {
       const cur = readStats(this.meta.get(STATS_KEY));
-      this.meta.put(STATS_KEY, statsValue(cur.docs + docs, cur.totalLength + length));
+      live = cur.docs + docs;
+      this.meta.put(STATS_KEY, statsValue(live, cur.totalLength + length));
     }
-    if (this.goneSerials.size >= this.purgeAt) this.purge(this.purgeAt * 2);
+    const waiting = this.goneSerials.size;
+    if (
+      waiting >= this.purgeAt ||
+      (waiting >= PURGE_MIN && waiting >= (live ?? readStats(this.meta.get(STATS_KEY)).docs) * PURGE_SHARE)
+    )
+      this.purge(this.purgeAt * 2);
   }
 
   /** Appends a token's new postings and counts its removed documents out of its frequency. */

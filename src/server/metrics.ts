@@ -5,6 +5,8 @@
 import { heapStats } from "bun:jsc";
 import type { ClusterStatus } from "../cluster/node.ts";
 import type { RelayContext } from "../context.ts";
+import type { Pruner } from "../retention/pruner.ts";
+import { diskUse } from "../store/disk-use.ts";
 
 type Labels = Record<string, string>;
 
@@ -43,6 +45,44 @@ export function startMetricsServer(ctx: RelayContext): ReturnType<typeof Bun.ser
         : new Response("not found\n", { status: 404 });
     },
   });
+}
+
+/** Retention rules and the disk budget (src/retention/); the data's use of the disk, measured now. */
+function retentionMetrics(x: Exposition, ctx: RelayContext, r: Pruner): void {
+  x.metric(
+    "relay_events_removed_total",
+    "counter",
+    "Events removed since start by a retention rule (rule) or evicted for the disk budget (budget).",
+    [
+      [{ by: "rule" }, r.removedByRule],
+      [{ by: "budget" }, r.removedByBudget],
+    ],
+  );
+  const use = diskUse(ctx.store);
+  x.metric("relay_disk_budget_bytes", "gauge", "The disk budget (store.maxDiskGb; 0: none).", [
+    [{}, Math.floor(ctx.config["store.maxDiskGb"] * 2 ** 30)],
+  ]);
+  x.metric(
+    "relay_disk_in_use_bytes",
+    "gauge",
+    "What the disk budget counts: the pages in use in data.mdb and derived/data.mdb (file pages less free pages).",
+    [[{}, use.inUse]],
+  );
+  x.metric(
+    "relay_disk_free_bytes",
+    "gauge",
+    "Free pages of the data files (LMDB's free lists and the files past their last page), reused by later writes.",
+    [[{}, use.free]],
+  );
+  x.metric("relay_disk_file_bytes", "gauge", "Length of data.mdb and derived/data.mdb together.", [
+    [{}, use.fileBytes],
+  ]);
+  x.metric(
+    "relay_disk_budget_full",
+    "gauge",
+    "1 while the data is over the disk budget with nothing left to evict (events refused with 'error: storage full').",
+    [[{}, r.full === undefined ? 0 : 1]],
+  );
 }
 
 /** This node's part in a NATS JetStream cluster (docs/cluster.md). */
@@ -279,6 +319,7 @@ export function renderMetrics(ctx: RelayContext): string {
     "Batches of the derived indexes that failed to apply since start (each is tried again).",
     [[{}, runner.failedBatches]],
   );
+  if (ctx.retention) retentionMetrics(x, ctx, ctx.retention);
   if (ctx.cluster) clusterMetrics(x, ctx.cluster.status);
   x.metric("process_resident_memory_bytes", "gauge", "Resident set size.", [[{}, process.memoryUsage.rss()]]);
   const heap = heapStats();

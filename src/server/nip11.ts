@@ -46,6 +46,8 @@ export function relayInfo(c: Config, managed?: ManagedInfo): Record<string, unkn
       created_at_upper_limit: c["limits.createdAtFutureSeconds"],
     },
   };
+  // NIP-11 retention: the rules the relay enforces (src/retention/), as the operator wrote them.
+  if (c["retention.rules"].length > 0) info.retention = c["retention.rules"];
   if (c["info.pubkey"]) info.pubkey = c["info.pubkey"];
   if (c["info.contact"]) info.contact = c["info.contact"];
   const icon = set.icon ?? c["info.icon"];

@@ -557,6 +557,47 @@ export function walkFile(file: string, o: WalkOptions = {}): FilePages {
   }
 }
 
+/** What an LMDB file's free lists hold, read from them alone (disk-use.ts). */
+export interface FreeListed {
+  pageSize: number;
+  /** the snapshot's pages: its last_pg + 1 */
+  snapshotPages: number;
+  /** the file's length in pages (rounded down) */
+  filePages: number;
+  /** pages of the snapshot the free DB lists (its own pages not among them) */
+  listed: number;
+  /** false when a page did not look like what points to it: `listed` is then a lower bound */
+  complete: boolean;
+  problems: string[];
+}
+
+/**
+ * The pages of the newest snapshot of an LMDB file that its free lists hold, walking LMDB's
+ * free DB only: a few pages (8 bytes a free page), where walkFile reads the whole file. Same
+ * safety as walkFile: run it through inReadTxn for a file a process may be writing.
+ */
+export function walkFreeList(file: string): FreeListed {
+  const fd = openSync(file, "r");
+  try {
+    const meta = newestMeta(fd);
+    const w = new Walker(fd, meta);
+    w.add("(free DB)", meta.freeDb, emptyTree(meta.freeDb, false), "free");
+    w.run();
+    let listed = 0;
+    for (let p = 2; p <= meta.lastPg; p++) if (w.listed[p] && !w.seen[p]) listed++;
+    return {
+      pageSize: meta.pageSize,
+      snapshotPages: meta.lastPg + 1,
+      filePages: Math.floor(fstatSync(fd).size / meta.pageSize),
+      listed,
+      complete: !w.incomplete,
+      problems: w.problems,
+    };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** What walkEnvironment needs of an lmdb-js environment. */
 interface ReadTxnSource {
   useReadTransaction(): { done(): void };
@@ -575,9 +616,14 @@ interface ReadTxnSource {
  * The txnid walked is usually T itself, but may be a later one committed meanwhile.
  */
 export function walkEnvironment(env: ReadTxnSource, file: string, o: WalkOptions = {}): FilePages {
+  return inReadTxn(env, () => walkFile(file, o));
+}
+
+/** Runs `walk` (walkFile, walkFreeList) while a read transaction of `env` pins its snapshot. */
+export function inReadTxn<T>(env: ReadTxnSource, walk: () => T): T {
   const txn = env.useReadTransaction();
   try {
-    return walkFile(file, o);
+    return walk();
   } finally {
     txn.done();
   }

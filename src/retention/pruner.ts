@@ -1,0 +1,247 @@
+// Retention rules and the disk budget in the running relay. Every `retention.intervalSeconds` a
+// sweep looks for events past their rule, and every second the budget is measured; what either
+// finds (due.ts, budget.ts, read outside any transaction) is removed by writer tasks of at most
+// REMOVE_BATCH events, queued with the clients' events, so no removal holds a write transaction
+// for long and reads never wait for one. One pass runs at a time. The writer asks `refuse` about
+// every event it is given: one already past its rule is refused with `blocked:`, and every event
+// is refused with `error: storage full: …` while the data is over the budget and nothing is left
+// to evict.
+import type { Config } from "../config/schema.ts";
+import { log } from "../log.ts";
+import type { NostrEvent } from "../nostr/event.ts";
+import { readWatermark } from "../store/consumer.ts";
+import { INDEXES } from "../store/index-db.ts";
+import type { Store } from "../store/types.ts";
+import type { Writer } from "../store/writer.ts";
+import { FULL } from "../store/writer.ts";
+import type { Reject } from "../wire/reasons.ts";
+import { error } from "../wire/reasons.ts";
+import { Budget, budgetSettings, mib } from "./budget.ts";
+import type { WalkOptions } from "./due.ts";
+import { dueForRule, storedKinds } from "./due.ts";
+import type { RemovalBatch } from "./remove.ts";
+import { removeBatch } from "./remove.ts";
+import { RetentionRules } from "./rules.ts";
+
+declare module "../context.ts" {
+  interface RelayContext {
+    /** retention rules and the disk budget (src/retention/) */
+    retention?: Pruner;
+  }
+}
+
+/**
+ * Events removed per writer task. Each removal rewrites a few pages of the log (body, id,
+ * removal record); 256 of them commit in a few milliseconds, the events queued behind wait
+ * no longer than for a batch of their own.
+ */
+export const REMOVE_BATCH = 256;
+/** How often the disk budget is measured (two meta pages and free lists: cheap). */
+const BUDGET_MS = 1000;
+/** Rounds of eviction in one look at most; each measures again once the consumers applied the last. */
+const MAX_ROUNDS = 20;
+/** How long a round waits for the consumers to apply its removals before measuring anyway. */
+const SETTLE_MS = 10_000;
+
+type Pass = "rules" | "budget";
+
+export class Pruner {
+  /** events removed since start by a rule, and evicted for the budget */
+  removedByRule = 0;
+  removedByBudget = 0;
+  readonly budget: Budget;
+  /** why events are refused, while over the budget with nothing left to evict */
+  full: string | undefined;
+  private rules = new RetentionRules([]);
+  private rulesFrom: unknown;
+  private writer: Writer | undefined;
+  private timers: ReturnType<typeof setInterval>[] = [];
+  private readonly wanted = new Set<Pass>();
+  private running: Promise<void> | undefined;
+  private stopped = false;
+  /** the removal seq after the last eviction: measure again once the consumers are past it */
+  private evictedThrough = 0;
+  /** evicted since the data last passed the budget */
+  private episode = 0;
+
+  constructor(
+    private readonly s: Store,
+    /** the configuration in force (live settings change on reload) */
+    private readonly config: () => Config,
+  ) {
+    this.budget = new Budget(s);
+  }
+
+  /** The rules in force, compiled again only when a reload changed them. */
+  currentRules(): RetentionRules {
+    const specs = this.config()["retention.rules"];
+    if (specs !== this.rulesFrom) {
+      this.rules = new RetentionRules(specs);
+      this.rulesFrom = specs;
+    }
+    return this.rules;
+  }
+
+  /** The writer's refusal of an event (WriterOptions.refuse), decided in queue order. */
+  refuse(e: NostrEvent): Reject | undefined {
+    const past = this.currentRules().verdict(e, Date.now() / 1000);
+    if (past) return past;
+    return this.full === undefined ? undefined : error(`${FULL}${this.full}`);
+  }
+
+  start(writer: Writer): void {
+    this.writer = writer;
+    const every = this.config()["retention.intervalSeconds"] * 1000;
+    this.timers.push(setInterval(() => this.ask("rules"), every));
+    this.timers.push(setInterval(() => this.ask("budget"), BUDGET_MS));
+    this.ask("rules");
+    this.ask("budget");
+  }
+
+  /** Stops the timers and waits for the pass in flight (before the writer drains). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearInterval(t);
+    this.timers = [];
+    await this.running;
+  }
+
+  /** Runs a pass soon; one at a time, and a pass already waiting is not queued twice. */
+  private ask(p: Pass): void {
+    if (this.stopped) return;
+    this.wanted.add(p);
+    this.running ??= this.loop().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  private async loop(): Promise<void> {
+    for (let p = this.next(); p && !this.stopped; p = this.next()) {
+      try {
+        await (p === "rules" ? this.sweepRules() : this.checkBudget());
+      } catch (e) {
+        log.error(`${p === "rules" ? "retention" : "disk budget"}: pass failed`, { error: String(e) });
+      }
+    }
+  }
+
+  private next(): Pass | undefined {
+    for (const p of ["rules", "budget"] as const) if (this.wanted.delete(p)) return p;
+    return undefined;
+  }
+
+  private walk(): WalkOptions {
+    return {
+      hwm: this.writer?.visibleSerial ?? this.s.lastSerial,
+      yieldEvery: this.config()["query.yieldEvery"],
+      cancelled: () => this.stopped,
+    };
+  }
+
+  private async remove(b: RemovalBatch): Promise<number> {
+    const w = this.writer;
+    if (!w || b.serials.length === 0) return 0;
+    // A task that cannot commit (a full disk) removes nothing; the next pass tries again.
+    return w.task((s) => removeBatch(s, b)).catch(() => 0);
+  }
+
+  /** Removes every event past its rule, a batch per task. */
+  private async sweepRules(): Promise<void> {
+    const rules = this.currentRules();
+    if (rules.empty) return;
+    const s = this.s;
+    const byRule = storedKinds(s, rules);
+    const removed: Record<string, number> = {};
+    for (const r of rules.rules) {
+      const kinds = byRule.get(r);
+      if (!kinds) {
+        rules.setFloor(r, undefined);
+        continue;
+      }
+      for (;;) {
+        if (this.stopped) return;
+        const seq = s.lastRemoval;
+        const d = await dueForRule(s, r, kinds, Date.now() / 1000, REMOVE_BATCH, this.walk());
+        const count = d.countOnly > 0 ? { only: d.countOnly, kinds: new Set(kinds), seq } : undefined;
+        const n = await this.remove({ serials: d.due.map((e) => e.serial), count });
+        this.removedByRule += n;
+        if (n > 0) removed[`rule ${r.n}`] = (removed[`rule ${r.n}`] ?? 0) + n;
+        // Held back (events of the rule's kinds removed meanwhile): the next sweep counts again.
+        if (n < d.due.length) break;
+        if (!d.more) {
+          rules.setFloor(r, d.floor);
+          break;
+        }
+      }
+    }
+    if (Object.keys(removed).length > 0) log.info("retention: removed events past their rules", removed);
+  }
+
+  /** Measures the data; over the budget, evicts in rounds until it is under the low-water mark. */
+  private async checkBudget(): Promise<void> {
+    const b = budgetSettings(this.config());
+    if (b.max <= 0) {
+      this.budget.evicting = false;
+      this.roomAgain();
+      return;
+    }
+    for (let round = 0; round < MAX_ROUNDS && !this.stopped; round++) {
+      await this.settled();
+      const was = this.budget.evicting;
+      const stored = (this.s.events.getStats() as { entryCount: number }).entryCount;
+      const v = await this.budget.look(b, stored, this.walk());
+      const use = this.budget.use;
+      if (v.action === "none") {
+        if (was && this.episode > 0)
+          log.info("disk budget: under the low-water mark again", {
+            evicted: this.episode,
+            inUse: use ? mib(use.inUse) : "",
+            lowWater: mib(b.lowWater),
+          });
+        this.episode = 0;
+        this.roomAgain();
+        return;
+      }
+      if (v.action === "full") {
+        if (this.full === undefined)
+          log.error("disk budget: over it with nothing left to evict, events refused", { reason: v.reason });
+        this.full = v.reason;
+        return;
+      }
+      this.roomAgain();
+      if (!was)
+        log.info("disk budget: over it, evicting the oldest evictable events", {
+          inUse: mib(v.use.inUse),
+          budget: mib(b.max),
+          lowWater: mib(b.lowWater),
+        });
+      let n = 0;
+      for (let i = 0; i < v.events.length && !this.stopped; i += REMOVE_BATCH)
+        n += await this.remove({ serials: v.events.slice(i, i + REMOVE_BATCH).map((e) => e.serial) });
+      this.removedByBudget += n;
+      this.episode += n;
+      this.evictedThrough = this.s.lastRemoval;
+      if (n === 0) return;
+    }
+  }
+
+  private roomAgain(): void {
+    if (this.full === undefined) return;
+    log.info("disk budget: room again, events accepted");
+    this.full = undefined;
+  }
+
+  /**
+   * Waits until the consumers have applied the removals of the last round (their watermark's
+   * removal seq is past it): only then have the derived indexes given back their pages.
+   */
+  private async settled(): Promise<void> {
+    const s = this.s;
+    if (!s.logRemovals) return;
+    const end = Date.now() + SETTLE_MS;
+    while (!this.stopped && Date.now() < end) {
+      if ((readWatermark(s, INDEXES)?.removal ?? 0) >= this.evictedThrough) return;
+      await Bun.sleep(50);
+    }
+  }
+}
