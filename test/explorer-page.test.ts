@@ -4,9 +4,15 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { naddrEncode, neventEncode, noteEncode, nprofileEncode, npubEncode } from "nostr-tools/nip19";
 import { finalizeEvent, generateSecretKey, getPublicKey } from "nostr-tools/pure";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext } from "playwright-core";
 import { nrelayEncode } from "../src/explorer/client/entities.ts";
-import { chromiumMissing, launchChromium } from "./explorer-browser.ts";
+import {
+  chromiumMissing,
+  listIds as ids,
+  launchChromium,
+  openPage,
+  type WatchedPage,
+} from "./explorer-browser.ts";
 import { type Seeded, seed } from "./explorer-seed.ts";
 import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
 
@@ -36,25 +42,7 @@ afterAll(async () => {
 });
 
 /** A fresh page at a route; the page's errors fail the test. */
-async function open(hash = "#/", ctx = context): Promise<Page> {
-  const page = await ctx.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (e) => errors.push(String(e)));
-  page.on("console", (m) => {
-    if (m.type() === "error") errors.push(m.text());
-  });
-  (page as Page & { errors: string[] }).errors = errors;
-  await page.goto(`${http}/${hash}`);
-  return page;
-}
-
-const errorsOf = (page: Page) => (page as Page & { errors: string[] }).errors;
-
-/** Ids of the cards in a list once its stored answer is in, in page order. */
-async function ids(page: Page, list = "#view .list"): Promise<string[]> {
-  await page.locator(`${list}[data-state="settled"]`).first().waitFor();
-  return page.locator(`${list} .note`).evaluateAll((els) => els.map((e) => e.getAttribute("data-id") ?? ""));
-}
+const open = (hash = "#/", ctx = context): Promise<WatchedPage> => openPage(ctx, `${http}/${hash}`);
 
 const kind1 = () => data.notes.filter((e) => e.kind === 1);
 const newestFirst = <T extends { created_at: number; id: string }>(evs: T[]) =>
@@ -77,7 +65,7 @@ describe.skipIf(missing !== undefined)("the explorer page", () => {
     );
     expect(await info.locator(".limits").textContent()).toContain("max subscriptions50");
     expect(await page.title()).toBe("explorer test relay");
-    expect(errorsOf(page)).toEqual([]);
+    expect(page.errors).toEqual([]);
     await page.close();
   });
 
@@ -203,12 +191,12 @@ describe.skipIf(missing !== undefined)("the explorer page", () => {
   test("shows an event with its JSON and its replies", async () => {
     const question = data.notes[3]!;
     const page = await open(`#/e/${question.id}`);
-    await page.locator(`#view .event > .list .note[data-id="${question.id}"]`).waitFor();
+    await page.locator(`#view .event .note.focus[data-id="${question.id}"]`).waitFor();
     expect(JSON.parse((await page.locator("pre.json").textContent()) ?? "")).toEqual(
       JSON.parse(JSON.stringify(question)),
     );
     expect(await page.locator(".event .facts").textContent()).toContain(noteEncode(question.id));
-    expect(await ids(page, "#view .event > .list ~ .list")).toEqual([data.reply.id]);
+    expect(await ids(page, "#view .event .replies")).toEqual([data.reply.id]);
     await page.goto(`${http}/#/e/${"0".repeat(64)}`);
     await page.getByText("This relay does not have that event.").waitFor();
     await page.close();
@@ -305,7 +293,7 @@ describe.skipIf(missing !== undefined)("the explorer page", () => {
     await page.locator("#publish-text").fill("a note from the future");
     await page.getByRole("button", { name: "Sign and publish" }).click();
     await page.locator("#publish-status.bad", { hasText: /^Refused: invalid: / }).waitFor();
-    expect(errorsOf(page)).toEqual([]);
+    expect(page.errors).toEqual([]);
     await ctx.close();
   });
 });

@@ -1,6 +1,7 @@
-// GET /v0/p/<npub> from this relay's JSON API (src/api/responses.ts declares the shape): the
-// fields the explorer shows. undefined when the API is absent or fails, and the page falls back
-// to WebSocket queries.
+// This relay's JSON API (src/api/responses.ts declares the shapes): a profile, the counts of many
+// notes, the trending notes; the fields the explorer shows. Each answers undefined when the API
+// is absent or fails, and the page falls back to WebSocket queries.
+import type { Counts } from "./counts/watch.ts";
 import { isEvent, type NostrEvent } from "./socket.ts";
 import type { Profile } from "./views.ts";
 
@@ -13,6 +14,8 @@ export interface ProfileAnswer {
   relays: { url: string; read: boolean; write: boolean }[];
   /** undefined when the answer has no notes list */
   latest: NostrEvent[] | undefined;
+  /** the counts of the latest notes */
+  counts: Map<string, Counts>;
 }
 
 type Obj = Record<string, unknown>;
@@ -26,15 +29,78 @@ function strings(x: Obj): Profile {
   return out as Profile;
 }
 
-export async function fetchProfile(npub: string): Promise<ProfileAnswer | undefined> {
-  let body: Obj | undefined;
+/**
+ * The body of a 200 answer as an object, else undefined. A cached answer is revalidated (a 304
+ * costs little), so counts are never those of up to api.maxAgeSeconds ago.
+ */
+async function get(path: string): Promise<Obj | undefined> {
   try {
-    const r = await fetch(`/v0/p/${npub}`, { headers: { Accept: "application/json" } });
-    if (r.status !== 200) return undefined;
-    body = obj(await r.json());
+    const r = await fetch(path, { headers: { Accept: "application/json" }, cache: "no-cache" });
+    return r.status === 200 ? obj(await r.json()) : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** `counts` of an API answer, as the cards show them. */
+function counts(x: unknown): Counts | undefined {
+  const c = obj(x);
+  if (!c) return undefined;
+  const n = (k: string) => (typeof c[k] === "number" ? (c[k] as number) : 0);
+  return {
+    likes: n("likes"),
+    reactions: n("reactions"),
+    reposts: n("reposts"),
+    replies: n("replies"),
+    zaps: n("zaps"),
+    sats: n("zap_sats"),
+  };
+}
+
+/** Events with their counts from a list of `{event, counts}`. */
+function withCounts(list: unknown): { events: NostrEvent[]; counts: Map<string, Counts> } {
+  const events: NostrEvent[] = [];
+  const found = new Map<string, Counts>();
+  for (const item of Array.isArray(list) ? list : []) {
+    const ev = obj(item)?.event;
+    if (!isEvent(ev)) continue;
+    events.push(ev);
+    const c = counts(obj(item)?.counts);
+    if (c) found.set(ev.id, c);
+  }
+  return { events, counts: found };
+}
+
+/** The API takes at most api.maxLimit ids (100 by default) per request. */
+const IDS_PER_REQUEST = 100;
+
+/** GET /v0/notes/counts: the counts of these notes, one request per 100. */
+export async function fetchCounts(ids: string[]): Promise<Map<string, Counts> | undefined> {
+  const out = new Map<string, Counts>();
+  const parts: string[][] = [];
+  for (let i = 0; i < ids.length; i += IDS_PER_REQUEST) parts.push(ids.slice(i, i + IDS_PER_REQUEST));
+  const bodies = await Promise.all(parts.map((p) => get(`/v0/notes/counts?ids=${p.join(",")}`)));
+  for (const body of bodies) {
+    if (!body || !Array.isArray(body.notes)) return undefined;
+    for (const n of body.notes) {
+      const id = obj(n)?.id;
+      const c = counts(obj(n)?.counts);
+      if (typeof id === "string" && c) out.set(id, c);
+    }
+  }
+  return out;
+}
+
+/** GET /v0/trending/notes: the notes in the API's order, with their counts. */
+export async function fetchTrending(
+  limit: number,
+): Promise<{ events: NostrEvent[]; counts: Map<string, Counts> } | undefined> {
+  const body = await get(`/v0/trending/notes?limit=${limit}`);
+  return body && Array.isArray(body.notes) ? withCounts(body.notes) : undefined;
+}
+
+export async function fetchProfile(npub: string, limit: number): Promise<ProfileAnswer | undefined> {
+  const body = await get(`/v0/p/${npub}?limit=${limit}`);
   if (!body) return undefined;
   const p = body.metadata;
   const notes = obj(body.notes);
@@ -46,7 +112,8 @@ export async function fetchProfile(npub: string): Promise<ProfileAnswer | undefi
         ? [{ url: o.url, read: o.read !== false, write: o.write !== false }]
         : [];
     }),
-    latest: Array.isArray(notes?.latest) ? notes.latest.map((x) => obj(x)?.event).filter(isEvent) : undefined,
+    latest: Array.isArray(notes?.latest) ? withCounts(notes.latest).events : undefined,
+    counts: withCounts(notes?.latest).counts,
   };
   const follows = num(obj(body.follows)?.count);
   const followers = num(body.followers);

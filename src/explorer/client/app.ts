@@ -1,6 +1,6 @@
 // The explorer page: the relay's address, live figures and NIP-11 document, a NIP-19 decoder,
-// and hash routes to the views in pages.ts. Talks only to this relay: its WebSocket, /v0/stats
-// and /v0/p/<npub>. Bundled into src/explorer/bundle.js by scripts/explorer-bundle.ts.
+// and hash routes to the views in pages/. Talks only to this relay: its WebSocket, /v0/stats and
+// the JSON API (api.ts). Bundled into src/explorer/bundle.js by scripts/explorer-bundle.ts.
 import { copyButton, fill, h, link } from "./dom.ts";
 import {
   type Decoded,
@@ -12,7 +12,9 @@ import {
   relayHref,
   routeOf,
 } from "./entities.ts";
-import { type Dispose, home, notFound, profile, type Shell, search, single } from "./pages.ts";
+import { home, notFound, profile, search, trending } from "./pages/lists.ts";
+import type { Dispose, Shell } from "./pages/shell.ts";
+import { thread } from "./pages/thread.ts";
 import { RelaySocket } from "./socket.ts";
 import { Names } from "./views.ts";
 
@@ -28,10 +30,13 @@ const wsUrl = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.ho
 const socket = new RelaySocket(wsUrl);
 const names = new Names(socket);
 names.images = localStorage.getItem("explorer.images") === "1";
+const maxLimit = (info.limitation as Record<string, unknown> | undefined)?.max_limit;
 const shell: Shell = {
   socket,
   names,
   wsUrl,
+  // NIP-01 leaves the largest limit to the relay; 500 is what most relays take.
+  maxLimit: typeof maxLimit === "number" && maxLimit > 0 ? maxLimit : 500,
   view: $("#view"),
   setTitle: (t) => {
     document.title = t ? `${t} · ${relayName}` : relayName;
@@ -237,20 +242,21 @@ function route(): void {
   } else if (head === "e") {
     const id = eventIdOf(arg);
     current = id
-      ? single(shell, id.slice(0, 12), { ids: [id] })
+      ? thread(shell, id.slice(0, 12), { ids: [id] })
       : notFound(shell, "That is not an event id, note or nevent.");
   } else if (head === "a") {
     const d = decodeEntity(arg);
     current =
       d.type === "naddr"
-        ? single(shell, d.identifier || `kind ${d.kind}`, {
+        ? thread(shell, d.identifier || `kind ${d.kind}`, {
             kinds: [d.kind],
             authors: [d.pubkey],
             "#d": [d.identifier],
             limit: 1,
           })
         : notFound(shell, "That is not an naddr.");
-  } else current = home(shell);
+  } else if (head === "trending") current = trending(shell);
+  else current = home(shell);
 }
 
 function wireSearch(): void {

@@ -1,5 +1,7 @@
-// Rendering events: note cards with linked author names, lists that stay ordered as live events
-// arrive, profile headers and an event's full JSON. Every string from an event is a text node.
+// Rendering events: note cards with linked author names and their counts, lists that stay ordered
+// as live events arrive, profile headers and an event's full JSON. Every string from an event is
+// a text node.
+import type { CardCounts } from "./counts/watch.ts";
 import { ago, type Child, h, link } from "./dom.ts";
 import { decodeEntity, npub, routeOf } from "./entities.ts";
 import type { NostrEvent, RelaySocket } from "./socket.ts";
@@ -150,7 +152,8 @@ function time(ev: NostrEvent): HTMLElement {
   return t;
 }
 
-export function noteCard(ev: NostrEvent, names: Names): HTMLElement {
+/** A note's card; with `counts`, its replies, reposts, reactions and sats under it. */
+export function noteCard(ev: NostrEvent, names: Names, counts?: CardCounts): HTMLElement {
   const head = h(
     "header",
     null,
@@ -164,26 +167,50 @@ export function noteCard(ev: NostrEvent, names: Names): HTMLElement {
     ev.kind === 0
       ? profileSummary(parseProfile(ev.content))
       : h("div", { class: "content" }, ...contentNodes(ev.content));
-  return h("article", { class: "note", "data-id": ev.id }, head, title ? h("h3", null, title) : null, body);
+  return h(
+    "article",
+    { class: "note", "data-id": ev.id },
+    head,
+    title ? h("h3", null, title) : null,
+    body,
+    counts?.footer(ev.id),
+  );
 }
 
 function profileSummary(p: Profile): HTMLElement {
   return h("div", { class: "content" }, displayName(p) || "(no name)", p.about ? `\n${p.about}` : "");
 }
 
+/** NIP-01 order: newer first, then lower id. */
+export const newestFirst = (a: NostrEvent, b: NostrEvent): number =>
+  b.created_at - a.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+export interface ListOptions {
+  /** in the order added (a ranked answer), live ones on top */
+  ranked?: boolean;
+  /** cards kept before the oldest are dropped (200) */
+  max?: number;
+  emptyText?: string;
+  counts?: CardCounts;
+  /** told which cards remain when the oldest were dropped */
+  onTrim?: (kept: NostrEvent[]) => void;
+}
+
 /**
  * A list of event cards: newest first by created_at (ties by id), or in arrival order for a
- * ranked answer; each event once; at most `max` kept.
+ * ranked answer; each event once; at most `max` kept beyond the pages loaded.
  */
 export class EventList {
   readonly el: HTMLElement;
   private byId = new Map<string, { ev: NostrEvent; node: HTMLElement }>();
   private empty: HTMLElement;
+  private max: number;
 
   constructor(
     private names: Names,
-    private opts: { ranked?: boolean; max?: number; emptyText?: string } = {},
+    private opts: ListOptions = {},
   ) {
+    this.max = opts.max ?? 200;
     this.empty = h("p", { class: "muted empty" }, "Loading…");
     this.el = h("div", { class: "list" }, this.empty);
   }
@@ -199,9 +226,19 @@ export class EventList {
     this.empty.hidden = this.byId.size > 0;
   }
 
-  add(ev: NostrEvent, live = false): void {
-    if (this.byId.has(ev.id)) return;
-    const node = noteCard(ev, this.names);
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  /** An older page is loaded: it is kept on top of the cards kept so far. */
+  grow(n: number): void {
+    this.max += n;
+  }
+
+  /** Adds a card; false when the event is already listed. */
+  add(ev: NostrEvent, live = false): boolean {
+    if (this.byId.has(ev.id)) return false;
+    const node = noteCard(ev, this.names, this.opts.counts);
     if (live) node.classList.add("fresh");
     this.empty.hidden = true;
     if (this.opts.ranked && !live) this.el.appendChild(node);
@@ -218,15 +255,16 @@ export class EventList {
       this.el.insertBefore(node, before);
     }
     this.byId.set(ev.id, { ev, node });
-    const max = this.opts.max ?? 200;
-    if (this.byId.size > max) {
+    if (this.byId.size > this.max) {
       const lastNode = this.el.lastElementChild as HTMLElement | null;
       const id = lastNode?.dataset.id;
       if (id) {
         this.byId.delete(id);
         lastNode.remove();
+        this.opts.onTrim?.([...this.byId.values()].map((x) => x.ev));
       }
     }
+    return true;
   }
 }
 
