@@ -5,8 +5,9 @@
 //   api_pubkey  pubkey 32           → followers 4 | notes 4                     (8 bytes)
 //   api_relay   relay URL ≤ 255     → lists naming it 4
 //                 the URL normalised by normalizeRelayUrl, UTF-8; longer URLs are not counted
-//   api_meta    "version"           → counters version 4
 //
+// Their version and progress are the consumer's watermark (store/consumer.ts); the api_meta
+// database of the first version is cleared by EngagementCounters.clear.
 // A key whose counters are all zero is removed, so the databases hold only what was seen.
 // Counters are clamped at zero and at 2^32 - 1 (zap msats at 2^64 - 1).
 
