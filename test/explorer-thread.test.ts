@@ -1,7 +1,8 @@
 // The explorer's thread view in headless chromium: a thread three replies deep (NIP-10 markers,
 // and the positional form for the deepest) renders in order from any of its notes: the parent
 // chain above, the replies below as a tree, every card with its counts; a reply arriving live
-// joins the tree; a parent the relay does not have is said so.
+// joins the tree; a parent the relay does not have is said so; on a phone's width no view, a
+// twelve-deep thread included, scrolls sideways.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { noteEncode } from "nostr-tools/nip19";
 import type { Browser, BrowserContext } from "playwright-core";
@@ -160,5 +161,42 @@ describe.skipIf(missing !== undefined)("the thread view", () => {
     expect(await li.locator(".gap").textContent()).toBe("In reply to a note this relay does not have");
     expect(page.errors).toEqual([]);
     await page.close();
+  });
+
+  test("on a phone no view scrolls sideways, a thread twelve replies deep included", async () => {
+    const [root] = data.thread;
+    const c = await RawClient.connect(relay.url);
+    let parent = root;
+    const chain = [];
+    for (let depth = 1; depth <= 12; depth++) {
+      const ev = signed(newKey(), {
+        created_at: root.created_at + depth,
+        content: `level ${depth}: a reply with a long unbroken word ${"x".repeat(60)}`,
+        tags: [
+          ["e", root.id, "", "root"],
+          ["e", parent.id, "", "reply"],
+        ],
+      });
+      expect((await c.publish(ev))[2]).toBe(true);
+      chain.push(ev);
+      parent = ev;
+    }
+    c.close();
+    const phone = await browser.newContext({
+      viewport: { width: 360, height: 740 },
+      isMobile: true,
+      hasTouch: true,
+      deviceScaleFactor: 2,
+    });
+    for (const hash of ["#/", "#/trending", `#/e/${root.id}`, `#/e/${chain[11]!.id}`]) {
+      const page = await openPage(phone, `${http}/${hash}`);
+      await shownCounts(page);
+      if (hash === `#/e/${root.id}`)
+        await page.locator(`li[data-id="${chain[11]!.id}"][data-depth="12"]`).waitFor();
+      expect([hash, await page.evaluate("document.documentElement.scrollWidth")]).toEqual([hash, 360]);
+      expect(page.errors).toEqual([]);
+      await page.close();
+    }
+    await phone.close();
   });
 });
