@@ -1,7 +1,7 @@
 // Screenshots of the explorer for docs/explorer.md: `bun scripts/screenshots.ts [--timing]`.
 // Starts a relay on a temporary directory, seeds it (test/explorer-seed.ts), and writes
-// docs/explorer-desktop.png, docs/explorer-phone.png and docs/explorer-profile.png with headless
-// chromium. --timing also loads the page 15 times cold (new browser profile) and 15 times warm
+// docs/explorer-desktop.png, docs/explorer-phone.png, docs/explorer-profile.png,
+// docs/explorer-thread.png and docs/explorer-trending.png with headless chromium. --timing also loads the page 15 times cold (new browser profile) and 15 times warm
 // (files cached) and prints the medians given in docs/explorer.md.
 import { join } from "node:path";
 import { npubEncode } from "nostr-tools/nip19";
@@ -33,6 +33,8 @@ try {
         `#/p/${npubEncode(data.authors[0]!.pubkey)}`,
         false,
       ],
+      ["explorer-thread.png", { width: 1280, height: 860 }, `#/e/${data.thread[1].id}`, false],
+      ["explorer-trending.png", { width: 390, height: 844 }, "#/trending", true],
     ];
   for (const [file, viewport, hash, isMobile] of shots) {
     const context = await browser.newContext({
@@ -45,6 +47,7 @@ try {
     await page.addInitScript(signer);
     await page.goto(`${http}/${hash}`);
     await page.locator(".note").first().waitFor();
+    await page.locator('.counts[data-state="known"]').first().waitFor();
     // Names arrive after the notes; give the stats poll and the profile batch a moment.
     await page.waitForFunction("document.querySelector('#stat-events')?.textContent !== '–'");
     await page.waitForTimeout(300);
