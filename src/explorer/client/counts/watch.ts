@@ -109,7 +109,8 @@ export class CardCounts {
 
   private set(id: string, c: Counts): void {
     this.values.set(id, c);
-    for (const el of document.querySelectorAll<HTMLElement>(`.counts[data-for="${id}"]`)) this.paint(el, id);
+    for (const el of document.querySelectorAll<HTMLElement>(`.counts[data-for="${CSS.escape(id)}"]`))
+      this.paint(el, id);
   }
 
   private paint(el: HTMLElement, id: string): void {
@@ -140,10 +141,7 @@ export class CardCounts {
    * open before the old one closes, so no event falls between them.
    */
   private listen(): void {
-    const ids = [...this.watched];
-    const filters: Filter[] = [];
-    for (let i = 0; i < ids.length; i += FILTER_VALUES)
-      filters.push({ kinds: ENGAGING_KINDS, "#e": ids.slice(i, i + FILTER_VALUES), limit: 0 });
+    const filters = byValues([...this.watched], { limit: 0 });
     const older = [...this.lives];
     const close = this.socket.subscribe(filters, {
       event: (ev) => this.heard(ev),
@@ -188,7 +186,7 @@ export class CardCounts {
     for (const id of ids) if (!this.values.has(id)) this.values.set(id, zero());
     let n = 0;
     await new Promise<void>((done) => {
-      const close = this.socket.subscribe([{ kinds: ENGAGING_KINDS, "#e": ids, limit: this.maxLimit }], {
+      const close = this.socket.subscribe(byValues(ids, { limit: this.maxLimit }), {
         event: (ev) => {
           n++;
           this.count(ev, false);
@@ -200,7 +198,7 @@ export class CardCounts {
         closed: () => done(),
       });
     });
-    // The relay's limit cut the answer: these counts are at least what they say.
+    // The relay's limit cut an answer: these counts are at least what they say.
     if (n >= this.maxLimit) for (const id of ids) this.partial.add(id);
     for (const id of ids) this.set(id, this.values.get(id)!);
   }
@@ -221,4 +219,12 @@ export class CardCounts {
       if (paint) this.set(g.id, c);
     }
   }
+}
+
+/** The engagement of `ids`, in filters of at most FILTER_VALUES ids each. */
+function byValues(ids: string[], extra: Filter): Filter[] {
+  const filters: Filter[] = [];
+  for (let i = 0; i < ids.length; i += FILTER_VALUES)
+    filters.push({ kinds: ENGAGING_KINDS, "#e": ids.slice(i, i + FILTER_VALUES), ...extra });
+  return filters;
 }

@@ -245,7 +245,7 @@ class Thread {
     const added: string[] = [];
     this.place(ev, added, false);
     for (const id of added) {
-      this.replies.querySelector(`li[data-id="${id}"] > .note`)?.classList.add("fresh");
+      this.replies.querySelector(`li[data-id="${CSS.escape(id)}"] > .note`)?.classList.add("fresh");
       this.counts.add(id);
     }
     if (added.length > 0) this.none.hidden = true;
