@@ -1,8 +1,8 @@
 // The counts under the explorer's cards and the trending tab, in headless chromium against a relay
 // with seeded engagement: every card shows the seeded counts (zap sats from the invoices), which
 // are the API's; a page of cards costs one counts request; a live reaction or zap moves a card's
-// counts; trending lists the API's notes in the API's order; with the API answering 404 the
-// counts are the same, counted from the WebSocket.
+// counts; trending lists the API's notes in the API's order; with the API answering 404, and on
+// a relay with the API off, the counts are the same, counted from the WebSocket.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { npubEncode } from "nostr-tools/nip19";
 import type { Browser, BrowserContext } from "playwright-core";
@@ -194,5 +194,33 @@ describe.skipIf(missing !== undefined)("the trending tab", () => {
     await page.getByText("Trending needs this relay's HTTP API").waitFor();
     expect(await listIds(page)).toEqual([]);
     await ctx.close();
+  });
+});
+
+describe.skipIf(missing !== undefined)("a relay with the API off", () => {
+  const off = startTestRelay({ "api.enabled": "false" });
+  const offHttp = off.url.replace("ws://", "http://");
+  let offData: Seeded;
+  beforeAll(async () => {
+    offData = await seed(off.url);
+  });
+
+  test("shows the seeded counts on the home and thread views, counted from the WebSocket", async () => {
+    for (const hash of ["#/", `#/e/${offData.thread[1].id}`]) {
+      const page = await openPage(context, `${offHttp}/${hash}`);
+      const shown = await shownCounts(page);
+      expect(shown.size).toBeGreaterThan(3);
+      expect(shown).toEqual(new Map([...shown.keys()].map((id) => [id, offData.counts.get(id) ?? none])));
+      // The only errors are the browser's own lines for the API's 404s.
+      expect(page.errors.filter((e) => !isRefusedResource(e))).toEqual([]);
+      expect(page.api.filter((p) => p === "/v0/notes/counts")).toHaveLength(1);
+      await page.close();
+    }
+  });
+
+  test("says that trending needs the API", async () => {
+    const page = await openPage(context, `${offHttp}/#/trending`);
+    await page.getByText("Trending needs this relay's HTTP API").waitFor();
+    await page.close();
   });
 });
