@@ -28,6 +28,10 @@ const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> 
     load: () => import("./cli/data/check.ts"),
   },
   delete: { about: "remove stored events matching a filter", load: () => import("./cli/data/delete.ts") },
+  prune: {
+    about: "remove what the retention rules and the disk budget make due",
+    load: () => import("./cli/data/prune.ts"),
+  },
   reindex: {
     about: "rebuild derived indexes (search, counters) from stored events",
     load: () => import("./cli/data/reindex.ts"),

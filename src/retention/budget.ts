@@ -17,6 +17,14 @@ import { oldestEvictable } from "./due.ts";
 
 export const mib = (n: number): string => `${(n / 2 ** 20).toFixed(1)} MiB`;
 
+/**
+ * Events evicted per round at most; the next round measures again. Each round's removals reach
+ * the derived indexes as one or two consumer batches, and every page a batch changes is written
+ * anew before the old one is freed: a bounded round bounds that transient growth of the file
+ * (a data set 40% over its budget, evicted in one round, grew derived/ by 70%).
+ */
+export const EVICT_ROUND = 4096;
+
 /** What one look at the budget decided. */
 export type BudgetVerdict =
   /** under it (or no budget): nothing to do */
@@ -86,7 +94,10 @@ export class Budget {
     const events =
       state === this.emptyAt
         ? []
-        : await oldestEvictable(this.s, evictionCount(use, b.lowWater, stored), { ...o, ...b.evict });
+        : await oldestEvictable(this.s, Math.min(EVICT_ROUND, evictionCount(use, b.lowWater, stored)), {
+            ...o,
+            ...b.evict,
+          });
     if (events.length > 0) {
       this.emptyAt = "";
       return { action: "evict", events, use, target: b.lowWater };

@@ -7,6 +7,13 @@ import { removeBySerial } from "../store/lifecycle.ts";
 import { removalsAfter } from "../store/removals.ts";
 import type { Store } from "../store/types.ts";
 
+/**
+ * Events removed per transaction. Each removal rewrites a few pages of the log (body, id,
+ * removal record); 256 of them commit in a few milliseconds, so the events queued behind a
+ * removal task wait no longer than for a batch of their own.
+ */
+export const REMOVE_BATCH = 256;
+
 /** Events to remove in one transaction, oldest first. */
 export interface RemovalBatch {
   serials: number[];

@@ -7,7 +7,9 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { RootDatabase } from "lmdb";
+import type { Config } from "../../config/schema.ts";
 import { countByKind, timeBounds } from "../../indexes/scan.ts";
+import { budgetSettings } from "../../retention/budget.ts";
 import { type FilePages, type TreePages, walkEnvironment } from "../../store/page-walk.ts";
 import { closeStore, DERIVED_DIR } from "../../store/store.ts";
 import type { Store } from "../../store/types.ts";
@@ -26,7 +28,9 @@ those pages holding data). Each file's free pages (no tree uses them: LMDB reuse
 free list) another. Then the space by role, both files together: event bodies, the log's other
 databases, REQ indexes, search, NIP-45 HLL records, API counters, consumer state, LMDB's own
 pages, free pages. Also the size of data.mdb (its length, the space allocated on disk, and the
-part in use). Safe while 'relay serve' runs: each file is walked in a read transaction.
+part in use). Then the disk budget (store.maxDiskGb) against what it counts, the data in use
+(both files' pages less their free pages), and the free pages. Safe while 'relay serve' runs:
+each file is walked in a read transaction.
 
   --json   one JSON object instead of the table (space, roles and each database's space
            hold what the walk found; bytes and pages are LMDB's own statistics)`;
@@ -135,6 +139,13 @@ export interface Stats {
   space: { log: FileSpace; derived: FileSpace };
   /** bytes by role, both files together; share of their total length */
   roles: Record<Role, { bytes: number; share: number }>;
+  /**
+   * the disk budget (store.maxDiskGb; 0: none) and its low-water mark, and what it counts:
+   * `inUse`, both files' pages up to their last one less the pages on LMDB's free lists (lost
+   * pages count as in use, as the relay's measure cannot see them); `free`, every free page;
+   * `files`, both files' length. All in bytes
+   */
+  disk: { budget: number; lowWater: number; inUse: number; free: number; files: number };
 }
 
 const dbStats = (st: LmdbStat): DbStats => ({
@@ -274,7 +285,19 @@ function roles(
   return out;
 }
 
-export function collectStats(store: Store, dir: string): Stats {
+/** What the disk budget counts (store/disk-use.ts), from the walk of both files. */
+function diskSpace(files: FileSpace[], b: { max: number; lowWater: number }): Stats["disk"] {
+  const d = { budget: b.max, lowWater: b.lowWater, inUse: 0, free: 0, files: 0 };
+  for (const f of files) {
+    d.inUse += f.bytes - (f.free.listed + f.free.tail) * f.pageSize;
+    d.free += f.free.bytes;
+    d.files += f.bytes;
+  }
+  return d;
+}
+
+/** `config`: the budget's settings (none without it). */
+export function collectStats(store: Store, dir: string, config?: Config): Stats {
   const env = store.env.getStats() as EnvStat;
   const bounds = timeBounds(store);
   const kinds: Record<string, number> = {};
@@ -308,6 +331,7 @@ export function collectStats(store: Store, dir: string): Stats {
     readers: env.numReaders,
     space,
     roles: roles(databases, derived, [space.log, space.derived]),
+    disk: diskSpace([space.log, space.derived], config ? budgetSettings(config) : { max: 0, lowWater: 0 }),
   };
 }
 
@@ -320,7 +344,7 @@ export async function run(argv: string[]): Promise<number> {
     const store = openExisting(config.data, config["store.mapSizeGb"]);
     let s: Stats;
     try {
-      s = collectStats(store, config.data);
+      s = collectStats(store, config.data, config);
     } finally {
       await closeStore(store);
     }
@@ -388,6 +412,14 @@ function table(s: Stats): string {
   };
   section("database", s.databases, s.space.log);
   section("derived/", s.derived, s.space.derived);
+  const d = s.disk;
+  const use = `data in use ${fmtBytes(d.inUse)}, free pages ${fmtBytes(d.free)}, data files ${fmtBytes(d.files)}`;
+  lines.push(
+    "",
+    d.budget > 0
+      ? `budget    ${fmtBytes(d.budget)} (store.maxDiskGb), low-water ${fmtBytes(d.lowWater)}; ${use}${d.inUse > d.budget ? "; over the budget" : ""}`
+      : `budget    none (store.maxDiskGb); ${use}`,
+  );
   lines.push("", "role                  size   share");
   for (const [r, v] of Object.entries(s.roles))
     if (v.bytes > 0)
