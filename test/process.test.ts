@@ -1,11 +1,11 @@
 // The relay as operators run it: a real process started from src/main.ts, configured by flags
 // and environment, stopped by SIGTERM with every acknowledged event kept.
 import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { getPublicKey } from "nostr-tools/pure";
 import { newKey, now, RawClient, signed, tempDir } from "./harness.ts";
-import { cliSync, listen } from "./procs.ts";
+import { cliSync, listen, stop } from "./procs.ts";
 
 const spawnRelay = (args: string[], env: Record<string, string> = {}) => listen(args, { env });
 
@@ -31,6 +31,21 @@ describe("the relay process", () => {
     c2.close();
     again.proc.kill("SIGINT");
     expect(await again.proc.exited).toBe(0);
+  });
+
+  test("executing itself again keeps Bun's own flags: `bun --cpu-prof src/main.ts` writes a profile", async () => {
+    const dir = tempDir();
+    const prof = tempDir();
+    // Without the tuning variables in its environment, serve executes itself again with them.
+    const relay = await listen(["serve", "--port", "0", "--data", join(dir, "data")], {
+      bunFlags: ["--cpu-prof", `--cpu-prof-dir=${prof}`],
+      env: {
+        MIMALLOC_PURGE_DELAY: undefined,
+        BUN_JSC_thresholdForFTLOptimizeAfterWarmUp: undefined,
+      } as never,
+    });
+    await stop(relay);
+    expect(readdirSync(prof).filter((f) => f.endsWith(".cpuprofile")).length).toBe(1);
   });
 
   test("live settings reload on SIGHUP without dropping connections; a bad file keeps the old config", async () => {

@@ -19,6 +19,8 @@ export interface CliOptions {
   stdin?: string;
   /** a command that runs the CLI (its arguments follow), e.g. a shell setting a ulimit first */
   via?: string[];
+  /** Bun's own flags, before the script (`bun --cpu-prof src/main.ts …`) */
+  bunFlags?: string[];
 }
 
 /** Our environment without a developer's RELAY_NSEC or colours, then `env`. */
@@ -28,7 +30,13 @@ function childEnv(env: Record<string, string> = {}): Record<string, string | und
 }
 
 const input = (stdin: string | undefined) => (stdin === undefined ? "ignore" : Buffer.from(stdin));
-const command = (args: string[], via: string[] = []) => [...via, process.execPath, MAIN, ...args];
+const command = (args: string[], o: Pick<CliOptions, "via" | "bunFlags">) => [
+  ...(o.via ?? []),
+  process.execPath,
+  ...(o.bunFlags ?? []),
+  MAIN,
+  ...args,
+];
 
 function killLater(proc: Bun.Subprocess): void {
   cleanup(() => {
@@ -38,7 +46,7 @@ function killLater(proc: Bun.Subprocess): void {
 
 /** Runs a command to its end, blocking this process: only for commands that need none of it. */
 export function cliSync(args: string[], o: CliOptions = {}): Run {
-  const p = Bun.spawnSync(command(args, o.via), {
+  const p = Bun.spawnSync(command(args, o), {
     cwd: ROOT,
     env: childEnv(o.env),
     stdin: input(o.stdin),
@@ -48,7 +56,7 @@ export function cliSync(args: string[], o: CliOptions = {}): Run {
 
 /** Runs a command to its end while this process (and the relays it runs) goes on. */
 export async function cli(args: string[], o: CliOptions = {}): Promise<Run> {
-  const proc = Bun.spawn(command(args, o.via), {
+  const proc = Bun.spawn(command(args, o), {
     cwd: ROOT,
     env: childEnv(o.env),
     stdin: input(o.stdin),
@@ -98,7 +106,7 @@ export function spawnCli<In extends "ignore" | "pipe" = "ignore">(
   args: string[],
   o: SpawnOptions<In> = {},
 ): Spawned<In> {
-  const proc = Bun.spawn(command(args, o.via), {
+  const proc = Bun.spawn(command(args, o), {
     cwd: ROOT,
     env: childEnv(o.env),
     stdin: o.stdin ?? "ignore",

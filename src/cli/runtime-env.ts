@@ -54,9 +54,13 @@ export function tuneRuntime(config: Config): string {
     return `${without} (this platform cannot execute the process again)`;
   const emulator = runByAnotherProgram();
   if (emulator) return `${without} (${emulator})`;
-  // A compiled binary's argv[1] is its embedded entry point, not an argument.
+  // A compiled binary's argv[1] is its embedded entry point, not an argument. From source, Bun's
+  // own flags (`bun --cpu-prof src/main.ts`) are in execArgv, not argv: without them the
+  // process that runs would not be the one asked for (no profile written).
   const compiled = process.argv[1]?.startsWith("/$bunfs/") === true;
-  const args = [process.execPath, ...process.argv.slice(compiled ? 2 : 1)];
+  const args = compiled
+    ? [process.execPath, ...process.argv.slice(2)]
+    : [process.execPath, ...process.execArgv, ...process.argv.slice(1)];
   try {
     process.execve(process.execPath, args, { ...process.env, ...missing });
   } catch (e) {
