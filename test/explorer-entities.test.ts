@@ -1,4 +1,4 @@
-// The explorer's NIP-19 handling (src/explorer/client/entities.ts): what a pasted string names,
+// The explorer's NIP-19 handling (src/explorer/client/nostr/entities.ts): what a pasted string names,
 // with or without `nostr:`, and the route that shows it. nrelay is checked against the CLI's.
 import { describe, expect, test } from "bun:test";
 import * as nip19 from "nostr-tools/nip19";
@@ -9,7 +9,7 @@ import {
   pubkeyOf,
   relayHref,
   routeOf,
-} from "../src/explorer/client/entities.ts";
+} from "../src/explorer/client/nostr/entities.ts";
 import { cliSync } from "./procs.ts";
 
 // From NIP-19's own examples.

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { naddrEncode, neventEncode, noteEncode, nprofileEncode, npubEncode } from "nostr-tools/nip19";
 import { finalizeEvent, generateSecretKey, getPublicKey } from "nostr-tools/pure";
 import type { Browser, BrowserContext } from "playwright-core";
-import { nrelayEncode } from "../src/explorer/client/entities.ts";
+import { nrelayEncode } from "../src/explorer/client/nostr/entities.ts";
 import {
   chromiumMissing,
   listIds as ids,

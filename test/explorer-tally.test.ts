@@ -8,7 +8,7 @@ import {
   engagements as pageEngagements,
   invoiceMsats as pageMsats,
 } from "../src/explorer/client/counts/tally.ts";
-import { replyRefs } from "../src/explorer/client/nip10.ts";
+import { replyRefs } from "../src/explorer/client/nostr/nip10.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 
 // BOLT-11 examples (lightning/bolts 11-payment-encoding.md).

@@ -1,7 +1,7 @@
 // The explorer page: the relay's address, live figures and NIP-11 document, a NIP-19 decoder,
 // and hash routes to the views in pages/. Talks only to this relay: its WebSocket, /v0/stats and
-// the JSON API (api.ts). Bundled into src/explorer/bundle.js by scripts/explorer-bundle.ts.
-import { copyButton, fill, h, link } from "./dom.ts";
+// the JSON API (relay/api.ts). Bundled into src/explorer/bundle.js by scripts/explorer-bundle.ts.
+
 import {
   type Decoded,
   decodeEntity,
@@ -11,12 +11,13 @@ import {
   pubkeyOf,
   relayHref,
   routeOf,
-} from "./entities.ts";
+} from "./nostr/entities.ts";
 import { home, notFound, profile, search, trending } from "./pages/lists.ts";
 import type { Dispose, Shell } from "./pages/shell.ts";
 import { thread } from "./pages/thread.ts";
-import { RelaySocket } from "./socket.ts";
-import { Names } from "./views.ts";
+import { RelaySocket } from "./relay/socket.ts";
+import { copyButton, fill, h, link } from "./render/dom.ts";
+import { Names } from "./render/views.ts";
 
 const $ = <T extends HTMLElement = HTMLElement>(sel: string): T => document.querySelector<T>(sel)!;
 

@@ -5,8 +5,8 @@
 // @scure/base into the bundle (16 kB), so the invoice amount is read here with the copy the page
 // already has. test/explorer-tally.test.ts runs both over the same events and invoices.
 import { bech32 } from "@scure/base";
-import { eTags, replyTargets } from "../nip10.ts";
-import type { NostrEvent } from "../socket.ts";
+import { eTags, replyTargets } from "../nostr/nip10.ts";
+import type { NostrEvent } from "../relay/socket.ts";
 
 export type Field = "likes" | "reactions" | "reposts" | "replies" | "zaps";
 

@@ -3,20 +3,11 @@
 // their counts); one live subscription over every card on screen then hears each event that
 // engages one of them, and the counts of the cards it names are asked again. Without the API the
 // page fetches the engagement events over the WebSocket and counts them itself (tally.ts).
-import { fetchCounts } from "../api.ts";
-import { h } from "../dom.ts";
-import type { Filter, NostrEvent, RelaySocket } from "../socket.ts";
+import { type Counts, fetchCounts } from "../relay/api.ts";
+import type { Filter, NostrEvent, RelaySocket } from "../relay/socket.ts";
+import { h } from "../render/dom.ts";
+import type { CardFooters } from "../render/views.ts";
 import { ENGAGING_KINDS, engagements } from "./tally.ts";
-
-export interface Counts {
-  likes: number;
-  reactions: number;
-  reposts: number;
-  replies: number;
-  zaps: number;
-  /** zapped millisatoshis / 1000, rounded down, as the API gives them */
-  sats: number;
-}
 
 const zero = (): Counts => ({ likes: 0, reactions: 0, reposts: 0, replies: 0, zaps: 0, sats: 0 });
 
@@ -27,7 +18,7 @@ const REFRESH_MS = 150;
 /** A relay refuses filters with more values than this (limits.maxFilterValues, by default). */
 const FILTER_VALUES = 1000;
 
-export class CardCounts {
+export class CardCounts implements CardFooters {
   private readonly values = new Map<string, Counts>();
   /** without the API: the millisatoshis behind `sats`, and the events already counted */
   private readonly msats = new Map<string, bigint>();

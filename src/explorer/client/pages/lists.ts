@@ -1,12 +1,13 @@
 // The views that list notes, one function per route: the latest notes (with the NIP-07 publish
 // form), trending notes, search results, a profile. Every card shows its counts; every list but
 // trending pages to older notes. Each returns the function that closes its subscriptions.
-import { fetchProfile, fetchTrending, type ProfileAnswer } from "../api.ts";
-import { CardCounts, type Counts } from "../counts/watch.ts";
-import { copyButton, fill, h, link } from "../dom.ts";
-import { npub } from "../entities.ts";
-import type { Filter, NostrEvent } from "../socket.ts";
-import { displayName, EventList, type Profile, parseProfile } from "../views.ts";
+import { CardCounts } from "../counts/watch.ts";
+import { npub } from "../nostr/entities.ts";
+import { displayName, type Profile, parseProfile } from "../nostr/profile.ts";
+import { type Counts, fetchProfile, fetchTrending, type ProfileAnswer } from "../relay/api.ts";
+import type { Filter, NostrEvent } from "../relay/socket.ts";
+import { copyButton, fill, h, link } from "../render/dom.ts";
+import { EventList } from "../render/views.ts";
 import { olderButton, SearchPages, TimeCursor } from "./older.ts";
 import { publishForm } from "./publish.ts";
 import { type Dispose, feed, PAGE, type Shell } from "./shell.ts";

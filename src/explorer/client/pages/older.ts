@@ -3,9 +3,9 @@
 // that second (the relay orders ties by id, so they come first and are skipped). A search ranks
 // its answer instead of ordering it by time, so its pages are built from time windows each
 // answered in full (see SearchPages).
-import { button, h } from "../dom.ts";
-import type { Filter, NostrEvent } from "../socket.ts";
-import { newestFirst } from "../views.ts";
+import type { Filter, NostrEvent } from "../relay/socket.ts";
+import { button, h } from "../render/dom.ts";
+import { newestFirst } from "../render/views.ts";
 import { fetchOnce, now, type Shell } from "./shell.ts";
 
 export interface Page {

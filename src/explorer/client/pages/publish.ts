@@ -1,8 +1,8 @@
 // Publishing a note from the home view through a NIP-07 extension (window.nostr): the extension
 // signs, the page's WebSocket sends, and the relay's OK is shown as it came; NIP-42 AUTH when the
 // relay asks for it. No private key ever touches the page.
-import { h } from "../dom.ts";
-import type { NostrEvent } from "../socket.ts";
+import type { NostrEvent } from "../relay/socket.ts";
+import { h } from "../render/dom.ts";
 import { now, type Shell } from "./shell.ts";
 
 interface Nip07 {

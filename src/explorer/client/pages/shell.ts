@@ -1,8 +1,8 @@
 // What every view is given (the socket, author names, where to draw) and the two ways views
 // read the relay: a one-off query that ends at EOSE, and a list fed with stored then live events.
-import { h } from "../dom.ts";
-import type { Filter, NostrEvent, RelaySocket } from "../socket.ts";
-import type { EventList, Names } from "../views.ts";
+import type { Filter, NostrEvent, RelaySocket } from "../relay/socket.ts";
+import { h } from "../render/dom.ts";
+import type { EventList, Names } from "../render/views.ts";
 
 export type Dispose = () => void;
 

@@ -4,11 +4,11 @@
 // "Older replies" for more); what hangs below them without naming the event (a reply to a reply
 // names the root and its parent) is fetched level by level.
 import { CardCounts } from "../counts/watch.ts";
-import { copyButton, fill, h, link } from "../dom.ts";
-import { naddr, nevent, note } from "../entities.ts";
-import { replyRefs } from "../nip10.ts";
-import type { Filter, NostrEvent } from "../socket.ts";
-import { jsonBlock, newestFirst, noteCard } from "../views.ts";
+import { naddr, nevent, note } from "../nostr/entities.ts";
+import { replyRefs } from "../nostr/nip10.ts";
+import type { Filter, NostrEvent } from "../relay/socket.ts";
+import { copyButton, fill, h, link } from "../render/dom.ts";
+import { jsonBlock, newestFirst, noteCard } from "../render/views.ts";
 import { type OlderButton, olderButton, TimeCursor } from "./older.ts";
 import { type Dispose, fetchOnce, PAGE, type Shell } from "./shell.ts";
 

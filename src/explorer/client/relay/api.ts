@@ -1,9 +1,19 @@
 // This relay's JSON API (src/api/responses.ts declares the shapes): a profile, the counts of many
 // notes, the trending notes; the fields the explorer shows. Each answers undefined when the API
 // is absent or fails, and the page falls back to WebSocket queries.
-import type { Counts } from "./counts/watch.ts";
+import type { Profile } from "../nostr/profile.ts";
 import { isEvent, type NostrEvent } from "./socket.ts";
-import type { Profile } from "./views.ts";
+
+/** A note's counts as the cards show them: reactions split into likes and others, sats zapped. */
+export interface Counts {
+  likes: number;
+  reactions: number;
+  reposts: number;
+  replies: number;
+  zaps: number;
+  /** zapped millisatoshis / 1000, rounded down, as the API gives them */
+  sats: number;
+}
 
 export interface ProfileAnswer {
   /** undefined: the answer did not say; null: no kind 0 stored */

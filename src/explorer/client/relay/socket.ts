@@ -1,7 +1,7 @@
 // The explorer's one WebSocket to its own relay: subscriptions (sent again after a reconnect),
 // publishing with the relay's OK, and NIP-42 AUTH when the relay asks for it on a write.
 
-import type { NostrEvent } from "../../nostr/event.ts";
+import type { NostrEvent } from "../../../nostr/event.ts";
 
 export type { NostrEvent };
 

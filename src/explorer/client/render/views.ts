@@ -1,41 +1,20 @@
 // Rendering events: note cards with linked author names and their counts, lists that stay ordered
 // as live events arrive, profile headers and an event's full JSON. Every string from an event is
 // a text node.
-import type { CardCounts } from "./counts/watch.ts";
+import { decodeEntity, npub, routeOf } from "../nostr/entities.ts";
+import { displayName, type Profile, parseProfile } from "../nostr/profile.ts";
+import type { NostrEvent, RelaySocket } from "../relay/socket.ts";
 import { ago, type Child, h, link } from "./dom.ts";
-import { decodeEntity, npub, routeOf } from "./entities.ts";
-import type { NostrEvent, RelaySocket } from "./socket.ts";
 
-export interface Profile {
-  name?: string;
-  display_name?: string;
-  about?: string;
-  picture?: string;
-  nip05?: string;
-  website?: string;
-  banner?: string;
-  lud16?: string;
-}
-
-/** Kind-0 content, keeping string fields only. */
-export function parseProfile(content: string): Profile {
-  try {
-    const raw = JSON.parse(content) as Record<string, unknown>;
-    const out: Record<string, string> = {};
-    for (const [k, v] of Object.entries(raw ?? {})) if (typeof v === "string") out[k] = v;
-    return out as Profile;
-  } catch {
-    return {};
-  }
+/** What puts a counts line under a card (counts/watch.ts), named here so cards need not know it. */
+export interface CardFooters {
+  footer(id: string): HTMLElement;
 }
 
 export const shortKey = (pubkey: string): string => {
   const n = npub(pubkey);
   return `${n.slice(0, 12)}…${n.slice(-6)}`;
 };
-
-export const displayName = (p: Profile | undefined | null): string =>
-  (p?.display_name || p?.name || "").trim().slice(0, 80);
 
 /**
  * Author names: fetched in batches (one REQ for the kind 0 of every pubkey not seen yet) and
@@ -153,7 +132,7 @@ function time(ev: NostrEvent): HTMLElement {
 }
 
 /** A note's card; with `counts`, its replies, reposts, reactions and sats under it. */
-export function noteCard(ev: NostrEvent, names: Names, counts?: CardCounts): HTMLElement {
+export function noteCard(ev: NostrEvent, names: Names, counts?: CardFooters): HTMLElement {
   const head = h(
     "header",
     null,
@@ -191,7 +170,7 @@ export interface ListOptions {
   /** cards kept before the oldest are dropped (200) */
   max?: number;
   emptyText?: string;
-  counts?: CardCounts;
+  counts?: CardFooters;
   /** told which cards remain when the oldest were dropped */
   onTrim?: (kept: NostrEvent[]) => void;
 }
