@@ -57,7 +57,8 @@ export class CardCounts implements CardFooters {
     const fresh = [...new Set(ids)].filter((id) => !this.watched.has(id));
     if (fresh.length === 0 || this.closed) return;
     for (const id of fresh) this.watched.add(id);
-    // Listening before asking: an event stored in between is then heard, never lost.
+    // Listening before asking: an event stored while the counts are read is then either in them
+    // or heard (unless the HTTP request overtakes the REQ on its way to the relay).
     this.listen();
     const ask: string[] = [];
     for (const id of fresh) {
