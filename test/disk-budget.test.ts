@@ -12,7 +12,7 @@ import type { Event } from "nostr-tools/pure";
 import { getPublicKey } from "nostr-tools/pure";
 import { diskUse } from "../src/store/disk-use.ts";
 import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
-import { until } from "./procs.ts";
+import { metric, until } from "./procs.ts";
 
 const MIB = 2 ** 20;
 const gb = (bytes: number): string => String(bytes / 2 ** 30);
@@ -115,6 +115,11 @@ describe("the disk budget", () => {
       10_000,
     );
     expect({ maxDir: maxDir <= 2 * budget + 8 * MIB, maxInUse }).toMatchObject({ maxDir: true });
+    expect(await metric(relay.url, 'relay_events_removed_total{by="budget"}')).toBeGreaterThanOrEqual(
+      removed,
+    );
+    expect(await metric(relay.url, "relay_disk_in_use_bytes")).toBeLessThanOrEqual(budget);
+    expect(await metric(relay.url, "relay_disk_budget_bytes")).toBe(budget);
 
     // Kinds 0, 3 and 10002, pinned kinds and pinned authors survive; the old notes are gone.
     const kept = (filter: object) => c.req("k", { ...filter, limit: 5000 }).then((x) => x.sort());
@@ -149,19 +154,15 @@ describe("the disk budget", () => {
     expect(await c.req("s", { search: "amber0", limit: 5 })).not.toEqual([]);
     const more = signed(sk, { kind: 7, content: "+", tags: [["e", stored[0]!]] });
     expect((await c.publish(more))[3]).toStartWith("error: storage full: ");
-    const metric = async (name: string) => {
-      const body = await (await fetch(`${relay.url.replace(/^ws/, "http")}/metrics`)).text();
-      return Number(/\n(\S+) (\S+)/.exec(`\n${body.split("\n").find((l) => l.startsWith(`${name} `))}`)?.[2]);
-    };
-    expect(await metric("relay_disk_budget_full")).toBe(1);
-    expect(await metric("relay_storage_full_refused_total")).toBe(2);
+    expect(await metric(relay.url, "relay_disk_budget_full")).toBe(1);
+    expect(await metric(relay.url, "relay_storage_full_refused_total")).toBe(2);
 
     // The operator raises the budget (a live setting): events are taken again within seconds.
     relay.ctx.config = { ...relay.ctx.config, "store.maxDiskGb": Number(gb(8 * MIB)) };
     await until("the budget to allow writes again", () => relay.ctx.retention!.full === undefined, 5000);
     const after = signed(sk, { content: "room again" });
     expect(await c.publish(after)).toEqual(["OK", after.id, true, ""]);
-    expect(await metric("relay_disk_budget_full")).toBe(0);
+    expect(await metric(relay.url, "relay_disk_budget_full")).toBe(0);
     c.close();
   }, 90_000);
 });

@@ -18,10 +18,9 @@ import { oldestEvictable } from "./due.ts";
 export const mib = (n: number): string => `${(n / 2 ** 20).toFixed(1)} MiB`;
 
 /**
- * Events evicted per round at most; the next round measures again. Each round's removals reach
- * the derived indexes as one or two consumer batches, and every page a batch changes is written
- * anew before the old one is freed: a bounded round bounds that transient growth of the file
- * (a data set 40% over its budget, evicted in one round, grew derived/ by 70%).
+ * Events evicted per round at most. The next round measures again, so an estimate that is off
+ * (the mean bytes per event, pages that come back late) costs at most a round; and a round's
+ * removals, with their stored JSON, are what the consumers hold and apply in one or two batches.
  */
 export const EVICT_ROUND = 4096;
 

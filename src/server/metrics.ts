@@ -58,10 +58,21 @@ function retentionMetrics(x: Exposition, ctx: RelayContext, r: Pruner): void {
       [{ by: "budget" }, r.removedByBudget],
     ],
   );
-  const use = diskUse(ctx.store);
   x.metric("relay_disk_budget_bytes", "gauge", "The disk budget (store.maxDiskGb; 0: none).", [
     [{}, Math.floor(ctx.config["store.maxDiskGb"] * 2 ** 30)],
   ]);
+  x.metric(
+    "relay_disk_budget_full",
+    "gauge",
+    "1 while the data is over the disk budget with nothing left to evict (events refused with 'error: storage full').",
+    [[{}, r.full === undefined ? 0 : 1]],
+  );
+  let use: ReturnType<typeof diskUse>;
+  try {
+    use = diskUse(ctx.store);
+  } catch {
+    return; // a data file that cannot be read now: the budget's own pass logs it
+  }
   x.metric(
     "relay_disk_in_use_bytes",
     "gauge",
@@ -77,12 +88,6 @@ function retentionMetrics(x: Exposition, ctx: RelayContext, r: Pruner): void {
   x.metric("relay_disk_file_bytes", "gauge", "Length of data.mdb and derived/data.mdb together.", [
     [{}, use.fileBytes],
   ]);
-  x.metric(
-    "relay_disk_budget_full",
-    "gauge",
-    "1 while the data is over the disk budget with nothing left to evict (events refused with 'error: storage full').",
-    [[{}, r.full === undefined ? 0 : 1]],
-  );
 }
 
 /** This node's part in a NATS JetStream cluster (docs/cluster.md). */
