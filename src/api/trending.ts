@@ -5,6 +5,7 @@
 
 import type { EngagementCounters, NoteListener } from "../engagement/counters.ts";
 import type { NoteCounts } from "../engagement/keys.ts";
+import { zeroNote } from "../engagement/keys.ts";
 import { indexSnapshot } from "../indexes/indexes.ts";
 import { tailEvents } from "../indexes/tail.ts";
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
@@ -36,14 +37,8 @@ const byRank = (a: WindowNote, b: WindowNote): number =>
 
 const PRUNE_EVERY_SECONDS = 60;
 
-const ZERO: NoteCounts = Object.freeze({
-  likes: 0,
-  reactions: 0,
-  reposts: 0,
-  replies: 0,
-  zaps: 0,
-  msats: 0n,
-});
+/** The counts of a note nobody engaged with yet (shared, never changed). */
+const ZERO: NoteCounts = Object.freeze(zeroNote());
 
 export class TrendingWindow implements NoteListener {
   private readonly notes = new Map<string, WindowNote>();

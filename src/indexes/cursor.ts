@@ -118,3 +118,23 @@ export class MergedScan {
     }
   }
 }
+
+/**
+ * The merged scan of a plan's index ranges between the filter's since and until: every reader
+ * of a planned filter (REQ, COUNT, export, negentropy) walks its candidates this way.
+ */
+export function scanPlan(
+  plan: { db: BinDb; prefixes: readonly Buffer[] },
+  f: { since?: number; until?: number },
+  firstChunk: number,
+  order: Order = "newest",
+): MergedScan {
+  return new MergedScan(
+    plan.db,
+    plan.prefixes,
+    f.since ?? 0,
+    f.until ?? Number.MAX_SAFE_INTEGER,
+    firstChunk,
+    order,
+  );
+}

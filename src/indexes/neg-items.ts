@@ -9,7 +9,7 @@ import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { hexBytes, readU64, serialKey } from "../store/keys.ts";
 import type { Store } from "../store/types.ts";
-import { MergedScan } from "./cursor.ts";
+import { scanPlan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
 import { planFilter } from "./plan.ts";
 import type { QueryOptions } from "./query.ts";
@@ -94,14 +94,7 @@ export async function collectItems(
       }
       continue;
     }
-    const scan = new MergedScan(
-      plan.db,
-      plan.prefixes,
-      f.since ?? 0,
-      f.until ?? Number.MAX_SAFE_INTEGER,
-      1024,
-      "oldest",
-    );
+    const scan = scanPlan(plan, f, 1024, "oldest");
     let last = -1;
     for (let k = scan.next(); k; k = scan.next()) {
       if (++sinceYield >= o.yieldEvery * 8) {

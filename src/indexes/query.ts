@@ -9,7 +9,7 @@ import { matchFilter } from "../nostr/filter.ts";
 import { hexBytes, readU64 } from "../store/keys.ts";
 import { readEvent } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
-import { MergedScan } from "./cursor.ts";
+import { scanPlan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
 import { countByKeys } from "./key-count.ts";
 import type { Plan } from "./plan.ts";
@@ -131,13 +131,7 @@ async function runFilter(
     }
     return hits.sort(byNewest).slice(0, limit);
   }
-  const scan = new MergedScan(
-    plan.db,
-    plan.prefixes,
-    f.since ?? 0,
-    f.until ?? Number.MAX_SAFE_INTEGER,
-    Math.min(limit + 1, 256),
-  );
+  const scan = scanPlan(plan, f, Math.min(limit + 1, 256));
   let lastSerial = -1;
   let cutTime = -1;
   let sinceYield = 0;
@@ -220,13 +214,7 @@ export async function countQuery(
       for (const h of hits) seen.add(h.serial);
       continue;
     }
-    const scan = new MergedScan(
-      plan.db,
-      plan.prefixes,
-      f.since ?? 0,
-      f.until ?? Number.MAX_SAFE_INTEGER,
-      1024,
-    );
+    const scan = scanPlan(plan, f, 1024);
     for (let k = scan.next(); k; k = scan.next()) {
       if (++sinceYield >= o.yieldEvery * 8) {
         sinceYield = 0;

@@ -9,7 +9,7 @@ import { matchFilter } from "../nostr/filter.ts";
 import { countEntries, readEntries } from "../store/index-db.ts";
 import { hexBytes, readU64, serialKey, TIME_PREFIX } from "../store/keys.ts";
 import type { Store } from "../store/types.ts";
-import { MergedScan } from "./cursor.ts";
+import { scanPlan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
 import { planFilter } from "./plan.ts";
 import { tailEvents, tailMatches } from "./tail.ts";
@@ -67,14 +67,7 @@ export function* scanOldestFirst(s: Store, f: Filter, chunk = 1024): Generator<S
       if (json !== undefined) yield { serial: x.serial, time: x.time, json };
     }
   }
-  const scan = new MergedScan(
-    plan.db,
-    plan.prefixes,
-    f.since ?? 0,
-    f.until ?? Number.MAX_SAFE_INTEGER,
-    chunk,
-    "oldest",
-  );
+  const scan = scanPlan(plan, f, chunk, "oldest");
   let last = -1;
   for (let k = scan.next(); k; k = scan.next()) {
     if (k.serial === last || k.serial > snap.through) continue;
