@@ -1,7 +1,8 @@
-// Whole-store walks for the data commands (export, delete, stats): matching events oldest first
-// through the planner's indexes, removal of one stored event with its replaceable pointer, and
-// per-kind counts. Every walk reads in chunks, each in its own short read transaction, so a walk
-// over millions of events neither holds a snapshot open nor loads everything in memory.
+// Whole-store walks for the data commands (export, delete, stats, prune): the events matching a
+// filter oldest first, through the planner's indexes up to their watermark and the log after it,
+// per-kind counts and the time span. Every walk reads in chunks, each in its own short read
+// transaction, so a walk over millions of events neither holds a snapshot open nor loads
+// everything in memory. Removing what a walk found is the writer's (store/lifecycle.ts).
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
