@@ -11,7 +11,8 @@ export const MAX_PENDING = 10_000;
 
 /** Where a subscription's frames go: the client connection (server/connection.ts). */
 export interface FrameSink {
-  send(frame: string): boolean;
+  /** `verb`: the frame's, when the caller knows it (counted without reading the frame) */
+  send(frame: string, verb?: string): boolean;
 }
 
 export class Subscription implements LiveSub {
@@ -40,6 +41,6 @@ export class Subscription implements LiveSub {
       if (this.pending.length < MAX_PENDING) this.pending.push(frame);
       return;
     }
-    this.conn.send(frame);
+    this.conn.send(frame, "EVENT");
   }
 }

@@ -35,14 +35,20 @@ export interface Client {
   readonly authed: Set<string>;
   /** Sends the challenge unless it was sent already. */
   askAuth(): void;
-  /** Queues one frame for the end of this turn; false when the socket is gone. */
-  send(frame: string): boolean;
+  /**
+   * Queues one frame for the end of this turn; false when the socket is gone. `verb`: the
+   * frame's, when the caller knows it (for /metrics, without reading the frame).
+   */
+  send(frame: string, verb?: string): boolean;
   /**
    * Stops reading this client's frames (TCP backpressure) until `resume`: ingest does so while
    * the EVENTs waiting for an answer are at their bound. Frames already read are still handled.
    */
   pause(): void;
   resume(): void;
-  /** Sends stored answers in order, pausing while the socket drains; false if cut short. */
-  sendAll(frames: readonly string[], isCancelled: () => boolean): Promise<boolean>;
+  /**
+   * Sends EVENT frames in order, then `last` (an EOSE) if given, pausing while the socket drains;
+   * false if cut short.
+   */
+  sendAll(events: readonly string[], isCancelled: () => boolean, last?: string): Promise<boolean>;
 }

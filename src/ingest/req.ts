@@ -108,8 +108,7 @@ export async function handleReq(
   }
   if (!stored || cancelled()) return;
   const frames = stored.map((json) => eventFrame(sub.prefix, json));
-  frames.push(eoseFrame(subId));
-  if (!(await conn.sendAll(frames, cancelled))) return;
+  if (!(await conn.sendAll(frames, cancelled, eoseFrame(subId)))) return;
   // Live matches that arrived meanwhile follow EOSE in arrival order, before any newer ones.
   while (sub.pending && sub.pending.length > 0) {
     const batch = sub.pending;
