@@ -13,7 +13,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Consumer, Prepared, Tail } from "../store/consumer.ts";
 import { noTail, readSnapshot, readWatermark } from "../store/consumer.ts";
 import { INDEXES, putEntry, removeEntry } from "../store/index-db.ts";
-import { readU64, serialKey } from "../store/keys.ts";
+import { Arena, readU64, serialKey } from "../store/keys.ts";
 import { removalsAfter } from "../store/removals.ts";
 import { forEachIndexEntry } from "../store/store.ts";
 import type { BinDb, Store } from "../store/types.ts";
@@ -21,6 +21,9 @@ import type { IndexSnapshot, TailIndex, TailPart } from "./tail.ts";
 import { newTail, tailPart, viewTail } from "./tail.ts";
 
 export { INDEXES } from "../store/index-db.ts";
+
+/** A batch's arena for its entries' keys; it grows by this much when a large batch fills it. */
+const ARENA_BYTES = 64 * 1024;
 
 export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
   readonly name = INDEXES;
@@ -47,10 +50,15 @@ export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
   }
 
   apply(s: Store, adds: readonly Prepared<NostrEvent>[], removes: readonly Prepared<NostrEvent>[]): void {
-    // lmdb-js copies each key when the put or remove is issued, so the arena can be reused.
-    s.arena.reset();
-    for (const { serial, p } of removes) forEachIndexEntry(s, p, serial, removeKey);
-    for (const { serial, p } of adds) forEachIndexEntry(s, p, serial, putKey);
+    // Not the store's arena: lmdb-js copies the key of an asynchronous put or remove when it is
+    // issued, but reads its value (the `created_at | serial` tail) from this buffer only when
+    // its write thread performs the write. On the relay's thread (consumers.thread = false, the
+    // data commands) the writer's next batch resets and refills the store's arena before that,
+    // and the entries were written with its bytes. An arena of this batch's own, which lmdb-js
+    // keeps alive until the writes are done.
+    const a = new Arena(ARENA_BYTES);
+    for (const { serial, p } of removes) forEachIndexEntry(s, p, serial, removeKey, a);
+    for (const { serial, p } of adds) forEachIndexEntry(s, p, serial, putKey, a);
   }
 
   clear(s: Store): void {

@@ -181,15 +181,15 @@ export async function closeStore(s: Store): Promise<void> {
 
 /**
  * Visits (database, key) of every index entry an event has, besides `ids`. Keys are views of
- * the store's arena: valid until its next reset, so use them at once.
+ * `a` (the store's arena by default): valid until its next reset, so use them at once.
  */
 export function forEachIndexEntry(
   s: Store,
   e: NostrEvent,
   serial: number,
   visit: (db: BinDb, key: Buffer) => void,
+  a: Arena = s.arena,
 ): void {
-  const a = s.arena;
   const t = e.created_at;
   visit(s.pubkey, a.pubkeyKey(e.pubkey, t, serial));
   visit(s.kind, a.kindKey(e.kind, t, serial));
