@@ -27,8 +27,13 @@ function dirBytes(dir: string): number {
 
 const WORDS = "amber basil cedar delta ember fjord grove heron indigo juniper kestrel lumen".split(" ");
 /** A note of forty words drawn from a few thousand, so search has postings to keep and purge. */
+/**
+ * Forty words of note `i`; the words repeat every few hundred notes, so the note's number ends it:
+ * two notes signed in the same second with the same text would be one event, answered
+ * "duplicate" and counted twice.
+ */
 const text = (i: number): string =>
-  Array.from({ length: 40 }, (_, k) => `${WORDS[(i + k) % WORDS.length]}${(i * 31 + k * 7) % 300}`).join(" ");
+  `${Array.from({ length: 40 }, (_, k) => `${WORDS[(i + k) % WORDS.length]}${(i * 31 + k * 7) % 300}`).join(" ")} n${i}`;
 
 const ids = (es: Event[]): string[] => es.map((e) => e.id).sort();
 
