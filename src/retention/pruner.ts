@@ -159,16 +159,16 @@ export class Pruner {
         if (this.stopped) return;
         const seq = s.lastRemoval;
         const d = await dueForRule(s, r, kinds, Date.now() / 1000, REMOVE_BATCH, this.walk());
+        // The floor is known before the removal commits: an event older than every kept one is
+        // refused from then on. Set after it, a client that saw the cut (a REQ answered from the
+        // commit) could still get an older event stored in the turn before the sweep went on.
+        if (!d.more) rules.setFloor(r, d.floor);
         const count = d.countOnly > 0 ? { only: d.countOnly, kinds: new Set(kinds), seq } : undefined;
         const n = await this.remove({ serials: d.due.map((e) => e.serial), count });
         this.removedByRule += n;
         if (n > 0) removed[`rule ${r.n}`] = (removed[`rule ${r.n}`] ?? 0) + n;
         // Held back (events of the rule's kinds removed meanwhile): the next sweep counts again.
-        if (n < d.due.length) break;
-        if (!d.more) {
-          rules.setFloor(r, d.floor);
-          break;
-        }
+        if (n < d.due.length || !d.more) break;
       }
     }
     if (Object.keys(removed).length > 0) log.info("retention: removed events past their rules", removed);
