@@ -51,7 +51,11 @@ export class Conn implements Client {
    * thread's time under the query mix); every other frame starts with ["VERB", the verb between
    * the 2nd and 3rd quote.
    */
-  private count(frame: string, verb = frame.slice(2, frame.indexOf('"', 2)), n = 1): void {
+  private count(frame: string, verb = frame.slice(2, frame.indexOf('"', 2))): void {
+    this.counted(verb, 1);
+  }
+
+  private counted(verb: string, n: number): void {
     this.framesOut[verb] = (this.framesOut[verb] ?? 0) + n;
   }
 
@@ -120,18 +124,22 @@ export class Conn implements Client {
   /** Sends EVENT frames in order, then `last`, waiting for the socket to drain when its queue is long. */
   async sendAll(events: readonly string[], isCancelled: () => boolean, last?: string): Promise<boolean> {
     this.flush();
-    const frames = last === undefined ? events : [...events, last];
     let i = 0;
-    while (i < frames.length) {
+    // The last frame goes in the same corked write as the events before it.
+    let lastSent = last === undefined;
+    while (i < events.length || !lastSent) {
       if (this.closed || isCancelled()) return false;
       const from = i;
       this.ws.cork(() => {
-        while (i < frames.length && this.ws.getBufferedAmount() < BULK_HIGH_WATER) this.ws.send(frames[i++]!);
+        while (i < events.length && this.ws.getBufferedAmount() < BULK_HIGH_WATER) this.ws.send(events[i++]!);
+        if (i === events.length && !lastSent) {
+          this.count(last!);
+          this.ws.send(last!);
+          lastSent = true;
+        }
       });
-      const sentEvents = Math.min(i, events.length) - Math.min(from, events.length);
-      if (sentEvents > 0) this.count("", "EVENT", sentEvents);
-      if (last !== undefined && i === frames.length && from < frames.length) this.count(last);
-      if (i < frames.length) await new Promise<void>((r) => this.drainWaiters.push(r));
+      this.counted("EVENT", i - from);
+      if (i < events.length || !lastSent) await new Promise<void>((r) => this.drainWaiters.push(r));
     }
     return !this.closed;
   }
