@@ -1,6 +1,7 @@
 // Headless Debian chromium for the explorer's browser tests and scripts/screenshots.ts, driven by
 // playwright-core, and what those tests read off a page (errors, card ids, counts). Nothing is installed from here (`.ci/run` installs chromium): without it the
 // browser tests skip with one line saying what to install.
+import { afterAll, beforeAll } from "bun:test";
 import { existsSync } from "node:fs";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 
@@ -17,6 +18,30 @@ export async function launchChromium(): Promise<Browser> {
   if (missing) throw new Error(missing);
   // --no-sandbox: the tests often run as root in a container, where chromium's sandbox cannot start.
   return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+}
+
+/**
+ * One test file's browser: Chromium launched and the relay seeded (`seedData`) before its tests,
+ * a context handed to `ready`, the browser closed after them. Returns why the file's browser
+ * tests skip (logged once), or undefined when they run.
+ */
+export function browserForFile<T>(
+  seedData: () => Promise<T>,
+  ready: (browser: Browser, context: BrowserContext, data: T) => void,
+): string | undefined {
+  const missing = chromiumMissing();
+  if (missing) console.log(`explorer browser tests skipped: ${missing}`);
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    if (missing) return;
+    const [b, data] = await Promise.all([launchChromium(), seedData()]);
+    browser = b;
+    ready(b, await b.newContext(), data);
+  }, 300_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return missing;
 }
 
 /** A page whose errors (uncaught, and console errors) and API requests are recorded. */

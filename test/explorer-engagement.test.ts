@@ -3,13 +3,12 @@
 // are the API's; a page of cards costs one counts request; a live reaction or zap moves a card's
 // counts; trending lists the API's notes in the API's order; with the API answering 404, and on
 // a relay with the API off, the counts are the same, counted from the WebSocket.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { npubEncode } from "nostr-tools/nip19";
 import type { Browser, BrowserContext } from "playwright-core";
 import {
-  chromiumMissing,
+  browserForFile,
   isRefusedResource,
-  launchChromium,
   listIds,
   openPage,
   type ShownCounts,
@@ -27,20 +26,16 @@ let browser: Browser;
 let context: BrowserContext;
 let data: Seeded;
 
-const missing = chromiumMissing();
-if (missing) console.log(`explorer browser tests skipped: ${missing}`);
-
 const relay = startTestRelay();
 const http = relay.url.replace("ws://", "http://");
-
-beforeAll(async () => {
-  if (missing) return;
-  [browser, data] = await Promise.all([launchChromium(), seed(relay.url)]);
-  context = await browser.newContext();
-}, 300_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const missing = browserForFile(
+  () => seed(relay.url),
+  (b, c, d) => {
+    browser = b;
+    context = c;
+    data = d;
+  },
+);
 
 const none: ShownCounts = { replies: 0, reposts: 0, reactions: 0, sats: 0 };
 /** The seeded counts of these notes, as a card shows them. */

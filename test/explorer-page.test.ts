@@ -1,18 +1,12 @@
 // The explorer in headless chromium against a real relay with seeded events: NIP-11, live
 // figures, live notes, search, the NIP-19 decoder, profile and event views, escaping, and
 // publishing through a stubbed NIP-07 signer whose signing happens here, outside the page.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { naddrEncode, neventEncode, noteEncode, nprofileEncode, npubEncode } from "nostr-tools/nip19";
 import { finalizeEvent, generateSecretKey, getPublicKey } from "nostr-tools/pure";
 import type { Browser, BrowserContext } from "playwright-core";
 import { nrelayEncode } from "../src/explorer/client/nostr/entities.ts";
-import {
-  chromiumMissing,
-  listIds as ids,
-  launchChromium,
-  openPage,
-  type WatchedPage,
-} from "./explorer-browser.ts";
+import { browserForFile, listIds as ids, openPage, type WatchedPage } from "./explorer-browser.ts";
 import { type Seeded, seed } from "./explorer-seed.ts";
 import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
 
@@ -22,24 +16,20 @@ let browser: Browser;
 let context: BrowserContext;
 let data: Seeded;
 
-const missing = chromiumMissing();
-if (missing) console.log(`explorer browser tests skipped: ${missing}`);
-
 const relay = startTestRelay({
   "info.name": "explorer test relay",
   "info.contact": "mailto:ops@example.org",
   "info.pubkey": OPERATOR,
 });
 const http = relay.url.replace("ws://", "http://");
-
-beforeAll(async () => {
-  if (missing) return;
-  [browser, data] = await Promise.all([launchChromium(), seed(relay.url)]);
-  context = await browser.newContext();
-}, 300_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const missing = browserForFile(
+  () => seed(relay.url),
+  (b, c, d) => {
+    browser = b;
+    context = c;
+    data = d;
+  },
+);
 
 /** A fresh page at a route; the page's errors fail the test. */
 const open = (hash = "#/", ctx = context): Promise<WatchedPage> => openPage(ctx, `${http}/${hash}`);

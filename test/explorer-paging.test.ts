@@ -2,31 +2,25 @@
 // notes (seven to a second, so each page of 30 ends inside a run of equal created_at) are shown
 // 30 at a time, each exactly once and none missing, newest first, with one counts request per
 // page; then the button says there is nothing older.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { npubEncode } from "nostr-tools/nip19";
-import type { Browser, BrowserContext } from "playwright-core";
-import { chromiumMissing, launchChromium, openPage, type WatchedPage } from "./explorer-browser.ts";
+import type { BrowserContext } from "playwright-core";
+import { browserForFile, openPage, type WatchedPage } from "./explorer-browser.ts";
 import { type PagesSeeded, seedPages } from "./explorer-seed.ts";
 import { startTestRelay } from "./harness.ts";
 
-let browser: Browser;
 let context: BrowserContext;
 let data: PagesSeeded;
 
-const missing = chromiumMissing();
-if (missing) console.log(`explorer browser tests skipped: ${missing}`);
-
 const relay = startTestRelay();
 const http = relay.url.replace("ws://", "http://");
-
-beforeAll(async () => {
-  if (missing) return;
-  [browser, data] = await Promise.all([launchChromium(), seedPages(relay.url)]);
-  context = await browser.newContext();
-}, 300_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const missing = browserForFile(
+  () => seedPages(relay.url),
+  (_, c, d) => {
+    context = c;
+    data = d;
+  },
+);
 
 /**
  * Clicks "Older" until the end, reading the cards after each page: the ids shown after the first

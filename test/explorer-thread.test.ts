@@ -3,16 +3,10 @@
 // chain above, the replies below as a tree, every card with its counts; a reply arriving live
 // joins the tree; a parent the relay does not have is said so; on a phone's width no view, a
 // twelve-deep thread included, scrolls sideways.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { noteEncode } from "nostr-tools/nip19";
 import type { Browser, BrowserContext } from "playwright-core";
-import {
-  chromiumMissing,
-  launchChromium,
-  openPage,
-  shownCounts,
-  type WatchedPage,
-} from "./explorer-browser.ts";
+import { browserForFile, openPage, shownCounts, type WatchedPage } from "./explorer-browser.ts";
 import { type Seeded, seed } from "./explorer-seed.ts";
 import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
 
@@ -20,20 +14,16 @@ let browser: Browser;
 let context: BrowserContext;
 let data: Seeded;
 
-const missing = chromiumMissing();
-if (missing) console.log(`explorer browser tests skipped: ${missing}`);
-
 const relay = startTestRelay();
 const http = relay.url.replace("ws://", "http://");
-
-beforeAll(async () => {
-  if (missing) return;
-  [browser, data] = await Promise.all([launchChromium(), seed(relay.url)]);
-  context = await browser.newContext();
-}, 300_000);
-afterAll(async () => {
-  await browser?.close();
-});
+const missing = browserForFile(
+  () => seed(relay.url),
+  (b, c, d) => {
+    browser = b;
+    context = c;
+    data = d;
+  },
+);
 
 /** The thread as drawn: the chain above, the note itself, and each reply with its depth. */
 async function drawn(page: WatchedPage) {
