@@ -20,8 +20,6 @@ import type { BinDb, Store } from "../store/types.ts";
 import type { IndexSnapshot, TailIndex, TailPart } from "./tail.ts";
 import { newTail, tailPart, viewTail } from "./tail.ts";
 
-export { INDEXES } from "../store/index-db.ts";
-
 /** A batch's arena for its entries' keys; it grows by this much when a large batch fills it. */
 const ARENA_BYTES = 64 * 1024;
 

@@ -1,19 +1,24 @@
 // Every refusal the relay gives, with the standard NIP-01 machine-readable prefixes.
 // Other modules build a Reject; only the wire module turns it into a frame.
 
-export type Prefix =
-  | "invalid"
-  | "duplicate"
-  | "blocked"
-  | "rate-limited"
-  | "restricted"
-  | "auth-required"
-  | "pow"
-  | "mute"
-  | "error"
-  | "unsupported"
-  /** NIP-77: a negentropy session ended by the relay */
-  | "closed";
+const PREFIXES = [
+  "invalid",
+  "duplicate",
+  "blocked",
+  "rate-limited",
+  "restricted",
+  "auth-required",
+  "pow",
+  "mute",
+  "error",
+  "unsupported",
+  // NIP-77: a negentropy session ended by the relay
+  "closed",
+] as const;
+
+export type Prefix = (typeof PREFIXES)[number];
+
+const isPrefix = (p: string): p is Prefix => (PREFIXES as readonly string[]).includes(p);
 
 export interface Reject {
   readonly reject: true;
@@ -42,20 +47,6 @@ export const isReject = (x: unknown): x is Reject =>
 
 export const reasonText = (r: Reject): string => `${r.prefix}: ${r.message}`;
 
-const PREFIXES = new Set<string>([
-  "invalid",
-  "duplicate",
-  "blocked",
-  "rate-limited",
-  "restricted",
-  "auth-required",
-  "pow",
-  "mute",
-  "error",
-  "unsupported",
-  "closed",
-] satisfies Prefix[]);
-
 /**
  * A refusal whose text comes from outside the relay (a policy plugin's `msg`): kept as it is
  * when it starts with a NIP-01 prefix, else given `prefix`; `empty` stands for no text at all.
@@ -63,7 +54,7 @@ const PREFIXES = new Set<string>([
 export function outsideReason(text: string, prefix: Prefix, empty: string): Reject {
   const at = text.indexOf(": ");
   const p = at > 0 ? text.slice(0, at) : "";
-  if (PREFIXES.has(p)) return make(p as Prefix)(text.slice(at + 2));
+  if (isPrefix(p)) return make(p)(text.slice(at + 2));
   return make(prefix)(text || empty);
 }
 
