@@ -11,18 +11,6 @@ export const note = (
   tags: string[][] = [],
 ): NostrEvent => finalizeEvent({ kind, created_at, tags, content }, generateSecretKey());
 
-/** The stored form (storedJson in src/nostr/canonical.ts): what `relay export` writes. */
-export const stored = (e: NostrEvent): string =>
-  JSON.stringify({
-    id: e.id,
-    pubkey: e.pubkey,
-    created_at: e.created_at,
-    kind: e.kind,
-    tags: e.tags,
-    content: e.content,
-    sig: e.sig,
-  });
-
 /**
  * Events for `relay import` then `relay export`, oldest first as the export writes them: text
  * that JSON escapes, an empty profile, tags, an addressable event.

@@ -30,7 +30,8 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import pkg from "../package.json" with { type: "json" };
-import { libraryFiles, note, roundTripEvents, stored } from "./smoke-fixtures.ts";
+import { storedJson } from "../src/nostr/canonical.ts";
+import { libraryFiles, note, roundTripEvents } from "./smoke-fixtures.ts";
 
 class SmokeError extends Error {}
 const fail = (msg: string): never => {
@@ -317,7 +318,7 @@ async function refusesBadSignature(port: number): Promise<void> {
 function importExport(): string {
   const events = roundTripEvents();
   const file = join(tmp, "events.jsonl");
-  const jsonl = events.map((e) => `${stored(e)}\n`).join("");
+  const jsonl = events.map((e) => `${storedJson(e)}\n`).join("");
   writeFileSync(file, jsonl);
   const dir = join(tmp, "imported");
   const imported = run(["import", file, "--data", dir, "--quiet", "--json"]);
