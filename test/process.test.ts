@@ -33,19 +33,40 @@ describe("the relay process", () => {
     expect(await again.proc.exited).toBe(0);
   });
 
-  test("executing itself again keeps Bun's own flags: `bun --cpu-prof src/main.ts` writes a profile", async () => {
+  // Without the tuning variables in its environment, serve executes itself again with them.
+  const untuned = {
+    MIMALLOC_PURGE_DELAY: undefined,
+    BUN_JSC_thresholdForFTLOptimizeAfterWarmUp: undefined,
+  } as never;
+
+  test("executing itself again keeps Bun's own flags: `bun --heap-prof src/main.ts` writes a heap profile", async () => {
     const dir = tempDir();
     const prof = tempDir();
-    // Without the tuning variables in its environment, serve executes itself again with them.
     const relay = await listen(["serve", "--port", "0", "--data", join(dir, "data")], {
-      bunFlags: ["--cpu-prof", `--cpu-prof-dir=${prof}`],
-      env: {
-        MIMALLOC_PURGE_DELAY: undefined,
-        BUN_JSC_thresholdForFTLOptimizeAfterWarmUp: undefined,
-      } as never,
+      bunFlags: ["--heap-prof", `--heap-prof-dir=${prof}`],
+      env: untuned,
     });
+    expect(relay.stdout()).toContain(
+      // started without them, it runs with them: executed again
+      'runtime="settings from the environment"',
+    );
     await stop(relay);
-    expect(readdirSync(prof).filter((f) => f.endsWith(".cpuprofile")).length).toBe(1);
+    expect(readdirSync(prof).filter((f) => f.endsWith(".heapprofile")).length).toBe(1);
+  });
+
+  // The CPU profiler's SIGPWR, pending across execve, would kill the new image (a start in ten
+  // at a 10 µs interval before this was handled): under it the process does not execute itself again.
+  test("under `bun --cpu-prof` it runs as started, writes a profile and says what it runs without", async () => {
+    const prof = tempDir();
+    for (let i = 0; i < 3; i++) {
+      const relay = await listen(["serve", "--port", "0", "--data", join(tempDir(), "data")], {
+        bunFlags: ["--cpu-prof", "--cpu-prof-interval=10", `--cpu-prof-dir=${prof}`],
+        env: untuned,
+      });
+      expect(relay.stdout()).toContain("a CPU profiler samples this process with signals");
+      await stop(relay);
+    }
+    expect(readdirSync(prof).filter((f) => f.endsWith(".cpuprofile")).length).toBe(3);
   });
 
   test("live settings reload on SIGHUP without dropping connections; a bad file keeps the old config", async () => {

@@ -54,8 +54,15 @@ export function tuneRuntime(config: Config): string {
     return `${without} (this platform cannot execute the process again)`;
   const emulator = runByAnotherProgram();
   if (emulator) return `${without} (${emulator})`;
+  // Bun's CPU profiler samples the main thread by sending it SIGPWR from another thread. A
+  // signal sent just before execve stays pending across it, and the new image, whose
+  // disposition for SIGPWR is the default (terminate), dies before any of its code runs: 7 in
+  // 10 starts at a 10 µs sampling interval, and it happened on CI at the default 1 ms. No API stops
+  // the profiler first, so a profiled process keeps running as it is.
+  if (process.execArgv.some((a) => a.startsWith("--cpu-prof")))
+    return `${without} (a CPU profiler samples this process with signals, which would kill it executed again; set them in the environment to profile with them)`;
   // A compiled binary's argv[1] is its embedded entry point, not an argument. From source, Bun's
-  // own flags (`bun --cpu-prof src/main.ts`) are in execArgv, not argv: without them the
+  // own flags (`bun --heap-prof src/main.ts`) are in execArgv, not argv: without them the
   // process that runs would not be the one asked for (no profile written).
   const compiled = process.argv[1]?.startsWith("/$bunfs/") === true;
   const args = compiled
