@@ -3,8 +3,12 @@
 // (or starts new ones), so indexing costs a few LMDB writes per distinct token per batch.
 //
 //   search_blocks  len 1 | token ≤160 | first serial 8          → block
+//   search_high    len 1 | token ≤160 | first serial 8          → block of its high-impact
+//                                                                 postings (impact.ts)
 //   search_gone    serial 8                                    → its tokens, NUL-separated
 //   search_meta    "stats"                                     → documents 8 | total length 8
+//                  "impact"                                    → reference length f64 |
+//                                                                 documents then f64
 //
 //   block:  format 1 (=3) | count 4 | df 4 | last serial 8 | base serial 8 | base time 8 | 0 × 7
 //           (40 bytes), then count postings as columns, each little-endian:

@@ -20,6 +20,7 @@ import {
   blockKey,
   encodeBlocks,
   filterBlock,
+  flatten,
   keyFirstSerial,
   MAX_LENGTH,
   MAX_TF,
@@ -33,6 +34,8 @@ import {
   withDf,
 } from "./blocks.ts";
 import { eventTokens } from "./fields.ts";
+import type { ImpactState } from "./impact.ts";
+import { IMPACT_KEY, impactValue, isHigh, needsRebuild, readImpact, THRESHOLD } from "./impact.ts";
 import { type BlockView, VIEW_ENCODER } from "./postings.ts";
 import { TOKENIZER_VERSION } from "./tokenize.ts";
 
@@ -69,13 +72,16 @@ export interface SearchSnapshot {
   views: SearchView[];
   docs: number;
   totalLength: number;
+  /** what the high-impact lists were built with (impact.ts); ref 0 when there are none */
+  impact: ImpactState;
   /** removed documents whose postings are still in the blocks of this snapshot */
   gone: Set<number>;
   /** the same, ascending (walked beside postings, which come in serial order) */
   goneSorted: Float64Array;
 }
 
-const BLOCK_FORMAT_VERSION = 3;
+// 4: the high-impact lists (search_high) beside the blocks
+const BLOCK_FORMAT_VERSION = 4;
 /** Removed documents whose postings are purged together once this many wait. */
 export const PURGE_AT = 4096;
 /**
@@ -97,6 +103,9 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
   readonly blocks: BinDb;
   /** the same database for searches, read without a copy per block (postings.ts) */
   readonly blocksView: BlockView;
+  /** each token's high-impact postings (impact.ts), in blocks of the same format */
+  readonly high: BinDb;
+  readonly highView: BlockView;
   readonly gone: BinDb;
   readonly meta: BinDb;
   /** serials in `gone`: removed documents whose postings are still in the blocks (the applier's) */
@@ -115,12 +124,9 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
 
   constructor(private readonly s: Store) {
     this.blocks = openDb(s, "search_blocks");
-    // `encoder` (with its decode) is an lmdb-js option its types do not declare.
-    this.blocksView = s.derived.openDB({
-      name: "search_blocks",
-      keyEncoding: "binary",
-      encoder: VIEW_ENCODER,
-    } as never) as unknown as BlockView;
+    this.blocksView = viewOf(s, "search_blocks");
+    this.high = openDb(s, "search_high");
+    this.highView = viewOf(s, "search_high");
     this.gone = openDb(s, "search_gone");
     this.meta = openDb(s, "search_meta");
     for (const k of this.gone.getKeys({})) this.goneSerials.add(readU64(k as Buffer, 0));
@@ -146,16 +152,15 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
 
   apply(_s: Store, adds: readonly Prepared<Doc>[], removes: readonly Prepared<Doc>[]): void {
     const added = new Map<string, FlatPostings>();
+    const highAdded = new Map<string, FlatPostings>();
+    const impact = this.impact();
     let docs = 0;
     let length = 0;
     for (const { serial, p } of adds) {
       for (const [t, tf] of p.terms) {
-        let list = added.get(t);
-        if (!list) {
-          list = [];
-          added.set(t, list);
-        }
-        list.push(serial, tf, p.length, p.kind, p.createdAt);
+        pushTo(added, t, serial, tf, p);
+        if (impact.ref > 0 && isHigh(tf, p.length, impact.ref, impact.threshold))
+          pushTo(highAdded, t, serial, tf, p);
       }
       docs++;
       length += p.length;
@@ -170,24 +175,56 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
       length -= p.length;
     }
     for (const t of new Set([...added.keys(), ...removed.keys()]))
-      this.updateToken(tokenPrefix(t), added.get(t) ?? NONE, removed.get(t) ?? 0);
-    let live: number | undefined;
-    if (docs !== 0 || length !== 0) {
-      const cur = readStats(this.meta.get(STATS_KEY));
-      live = cur.docs + docs;
-      this.meta.put(STATS_KEY, statsValue(live, cur.totalLength + length));
-    }
+      this.updateToken(this.blocks, tokenPrefix(t), added.get(t) ?? NONE, removed.get(t) ?? 0);
+    // A high list's df counts what was appended (nothing reads it); its removed documents go
+    // with the purges.
+    for (const [t, list] of highAdded) this.updateToken(this.high, tokenPrefix(t), list, 0);
+    const cur = readStats(this.meta.get(STATS_KEY));
+    const live = cur.docs + docs;
+    const total = cur.totalLength + length;
+    if (docs !== 0 || length !== 0) this.meta.put(STATS_KEY, statsValue(live, total));
+    if (needsRebuild(impact, live, total / (live || 1))) this.rebuildHigh(total / live, live);
     const waiting = this.goneSerials.size;
-    if (
-      waiting >= this.purgeAt ||
-      (waiting >= PURGE_MIN && waiting >= (live ?? readStats(this.meta.get(STATS_KEY)).docs) * PURGE_SHARE)
-    )
+    if (waiting >= this.purgeAt || (waiting >= PURGE_MIN && waiting >= live * PURGE_SHARE))
       this.purge(this.purgeAt * 2);
   }
 
+  /**
+   * The high lists again, from every token's postings, at `ref` (impact.ts). In the batch's
+   * transaction, so a reader sees the lists and the reference they were built with together.
+   * Postings of removed documents waiting for a purge are copied too: readers skip them, and
+   * the purge takes them out of both.
+   */
+  private rebuildHigh(ref: number, docs: number): void {
+    for (const k of Array.from(this.high.getKeys({}), (k) => Buffer.from(k as Buffer))) this.high.remove(k);
+    let prefix: Buffer | undefined;
+    let list: FlatPostings = [];
+    const flush = () => {
+      if (prefix && list.length > 0)
+        for (const blk of encodeBlocks(list, list.length / POSTING_FIELDS, undefined, this.blockBytes))
+          this.high.put(blockKey(prefix, blk.firstSerial), blk.bytes);
+      list = [];
+    };
+    const all: FlatPostings = [];
+    for (const { key, value } of this.blocks.getRange({})) {
+      const k = key as Buffer;
+      const p = k.subarray(0, k.length - 8);
+      if (!prefix || !p.equals(prefix)) {
+        flush();
+        prefix = Buffer.from(p);
+      }
+      all.length = 0;
+      flatten(value as Buffer, all);
+      for (let i = 0; i < all.length; i += POSTING_FIELDS)
+        if (isHigh(all[i + 1]!, all[i + 2]!, ref))
+          for (let f = 0; f < POSTING_FIELDS; f++) list.push(all[i + f]!);
+    }
+    flush();
+    this.meta.put(IMPACT_KEY, impactValue({ ref, docs, threshold: THRESHOLD }));
+  }
+
   /** Appends a token's new postings and counts its removed documents out of its frequency. */
-  private updateToken(prefix: Buffer, add: FlatPostings, removed: number): void {
-    const b = this.blocks;
+  private updateToken(b: BinDb, prefix: Buffer, add: FlatPostings, removed: number): void {
     const { start, end } = tokenBounds(prefix);
     let last: { firstSerial: number; bytes: Uint8Array; header: BlockHeader } | undefined;
     for (const { key, value } of b.getRange({ start: end, end: start, reverse: true, limit: 1 })) {
@@ -214,7 +251,6 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
    * block once however many of them it holds, and forgets those documents.
    */
   private purge(max: number): void {
-    const b = this.blocks;
     const byToken = new Map<string, Set<number>>();
     const done: Buffer[] = [];
     for (const { key, value } of this.gone.getRange({ limit: max })) {
@@ -231,22 +267,9 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
     }
     for (const [t, serials] of byToken) {
       const prefix = tokenPrefix(t);
-      const { start, end } = tokenBounds(prefix);
       const sorted = [...serials].sort((x, y) => x - y);
-      const blocks = Array.from(b.getRange({ start, end }), ({ key, value }) => ({
-        key: Buffer.from(key as Buffer),
-        value: Buffer.from(value as Buffer),
-      }));
-      blocks.forEach((blk, i) => {
-        const from = keyFirstSerial(blk.key);
-        const to = readHeader(blk.value).lastSerial;
-        if (!anyWithin(sorted, from, to)) return;
-        const kept = filterBlock(blk.value, (serial) => serials.has(serial));
-        if (!kept) return;
-        const isLast = i === blocks.length - 1;
-        if (readHeader(kept).count === 0 && !isLast) b.remove(blk.key);
-        else b.put(blk.key, kept);
-      });
+      purgeToken(this.blocks, prefix, serials, sorted);
+      purgeToken(this.high, prefix, serials, sorted);
     }
     for (const k of done) {
       this.gone.remove(k);
@@ -256,6 +279,7 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
 
   clear(_s: Store): void {
     this.blocks.clearSync();
+    this.high.clearSync();
     this.gone.clearSync();
     this.goneSerials.clear();
     this.meta.clearSync();
@@ -281,7 +305,13 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
       this.readGoneSorted = Float64Array.from(sorted);
       this.readGoneAt = at;
     }
-    return { w, views, docs, totalLength, gone: this.readGone, goneSorted: this.readGoneSorted };
+    const impact = this.impact();
+    return { w, views, docs, totalLength, impact, gone: this.readGone, goneSorted: this.readGoneSorted };
+  }
+
+  /** What the high lists on disk were built with, now. */
+  impact(): ImpactState {
+    return readImpact(this.meta.get(IMPACT_KEY));
   }
 
   /** Documents containing the token, on disk (as of this moment's read snapshot). */
@@ -301,6 +331,39 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
 }
 
 const NONE: FlatPostings = [];
+
+/** The blocks database read without a copy per value (postings.ts). */
+const viewOf = (s: Store, name: string): BlockView =>
+  // `encoder` (with its decode) is an lmdb-js option its types do not declare.
+  s.derived.openDB({ name, keyEncoding: "binary", encoder: VIEW_ENCODER } as never) as unknown as BlockView;
+
+function pushTo(m: Map<string, FlatPostings>, t: string, serial: number, tf: number, p: Doc): void {
+  let list = m.get(t);
+  if (!list) {
+    list = [];
+    m.set(t, list);
+  }
+  list.push(serial, tf, p.length, p.kind, p.createdAt);
+}
+
+/** Rewrites a token's blocks that hold any of `serials` without them, each block once. */
+function purgeToken(b: BinDb, prefix: Buffer, serials: Set<number>, sorted: readonly number[]): void {
+  const { start, end } = tokenBounds(prefix);
+  const blocks = Array.from(b.getRange({ start, end }), ({ key, value }) => ({
+    key: Buffer.from(key as Buffer),
+    value: Buffer.from(value as Buffer),
+  }));
+  blocks.forEach((blk, i) => {
+    const from = keyFirstSerial(blk.key);
+    const to = readHeader(blk.value).lastSerial;
+    if (!anyWithin(sorted, from, to)) return;
+    const kept = filterBlock(blk.value, (serial) => serials.has(serial));
+    if (!kept) return;
+    const isLast = i === blocks.length - 1;
+    if (readHeader(kept).count === 0 && !isLast) b.remove(blk.key);
+    else b.put(blk.key, kept);
+  });
+}
 
 /** Whether a sorted list holds a value in [from, to]. */
 function anyWithin(sorted: readonly number[], from: number, to: number): boolean {

@@ -9,6 +9,9 @@
 // the event, which is loaded only for candidates in rank order until the limit is filled.
 // Ranking: BM25 descending, then created_at descending, then id ascending; `limit` is applied
 // after ranking (NIP-50), keeping the whole tie group at the cut so the cut is deterministic.
+// A ranked search first tries the words' high-impact lists (impact.ts): when the limit-th best
+// of the documents they name scores above what any other document can, that is the exact
+// answer, from a few thousand documents instead of every match. COUNT walks every match.
 
 import type { QueryOptions, Searcher, SearchHit } from "../indexes/query.ts";
 import { yieldTurn } from "../indexes/query.ts";
@@ -20,11 +23,12 @@ import { readEvent } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
 import { tokenPrefix } from "./blocks.ts";
 import { idf, termScore } from "./bm25.ts";
-import type { SearchIndex } from "./consumer.ts";
+import type { SearchIndex, SearchSnapshot } from "./consumer.ts";
 import { eventLanguages, SEARCH_FIELDS } from "./fields.ts";
+import { boundOutside } from "./impact.ts";
 import type { SearchQuery } from "./parse.ts";
 import { parseSearch } from "./parse.ts";
-import { PostingStream } from "./postings.ts";
+import { PostingLookup, PostingStream } from "./postings.ts";
 
 interface Prepared {
   q: SearchQuery;
@@ -180,20 +184,29 @@ class Intersection {
   }
 }
 
-/**
- * Adds every event containing all words to `c`, scored; false if cancelled. `hwm` bounds what
- * is visible; removed documents and events `hidden` (expired) are left out.
- */
-async function candidates(
-  ix: SearchIndex,
-  f: Filter,
-  p: Prepared,
-  o: QueryOptions,
-  c: Candidates,
-): Promise<boolean> {
+/** What a search reads from one snapshot of the index: its words, statistics and exclusions. */
+interface Setup {
+  snap: SearchSnapshot;
+  words: { token: string; prefix: Buffer; df: number }[];
+  idfs: number[];
+  avg: number;
+  /** serials above this come from the consumer's views, not the index */
+  stored: number;
+  /** the reader's high-water mark: nothing above it is visible */
+  hwm: number;
+  since: number;
+  until: number;
+  kinds: Set<number> | undefined;
+  /** removed documents, ascending: the walk steps through them beside the postings */
+  excluded: Float64Array;
+  visible: (serial: number, kind: number, time: number) => boolean;
+}
+
+/** The snapshot and words of a search; undefined when nothing can match. */
+function setUp(ix: SearchIndex, f: Filter, p: Prepared, o: QueryOptions): Setup | undefined {
   const since = f.since ?? 0;
   const until = f.until ?? Number.MAX_SAFE_INTEGER;
-  if (since > until || p.kinds?.size === 0) return true;
+  if (since > until || p.kinds?.size === 0) return undefined;
   // Everything below is read from one snapshot: the watermark, the statistics and the views.
   const snap = ix.snapshot();
   const words = p.q.words.map((token) => ({
@@ -201,7 +214,7 @@ async function candidates(
     prefix: tokenPrefix(token),
     df: ix.docFrequency(snap, token),
   }));
-  if (words.some((w) => w.df <= 0)) return true;
+  if (words.some((w) => w.df <= 0)) return undefined;
   words.sort((a, b) => a.df - b.df || (a.token < b.token ? -1 : a.token > b.token ? 1 : 0));
   const avg = snap.docs > 0 ? snap.totalLength / snap.docs : 1;
   const idfs = words.map((w) => idf(snap.docs, w.df));
@@ -219,15 +232,34 @@ async function candidates(
     !removed.has(serial) &&
     !gone.has(serial) &&
     !hidden?.(serial);
-  // Removed documents, ascending: the walk steps through them beside the postings.
   let excluded = snap.goneSorted;
   if (removed.size > 0) {
     excluded = Float64Array.from([...snap.goneSorted, ...removed]);
     excluded.sort();
   }
-  const streams = words.map((w) => new PostingStream(ix.blocksView, w.prefix));
+  return { snap, words, idfs, avg, stored, hwm: o.hwm, since, until, kinds, excluded, visible };
+}
+
+/**
+ * Adds every event containing all words to `c`, scored; false if cancelled. `hwm` bounds what
+ * is visible; removed documents and events `hidden` (expired) are left out.
+ */
+async function allCandidates(
+  ix: SearchIndex,
+  u: Setup,
+  p: Prepared,
+  o: QueryOptions,
+  c: Candidates,
+): Promise<boolean> {
+  const streams = u.words.map((w) => new PostingStream(ix.blocksView, w.prefix));
   try {
-    const walk = new Intersection(streams, idfs, avg, stored, { since, until, kinds, excluded, hidden });
+    const walk = new Intersection(streams, u.idfs, u.avg, u.stored, {
+      since: u.since,
+      until: u.until,
+      kinds: p.kinds,
+      excluded: u.excluded,
+      hidden: o.hidden,
+    });
     // Two groups of blocks per word between yields of the turn.
     while (!walk.step(c, 2 * PostingStream.groupSize)) {
       await yieldTurn();
@@ -236,10 +268,16 @@ async function candidates(
   } finally {
     for (const s of streams) s.close();
   }
-  // Documents committed after the watermark, from the views (their serials are all above it).
-  for (const v of snap.views)
+  addViews(u, c);
+  return true;
+}
+
+/** Documents committed after the watermark, from the views (their serials are all above it). */
+function addViews(u: Setup, c: Candidates): void {
+  const { words, idfs, avg } = u;
+  for (const v of u.snap.views)
     for (const [serial, doc] of v.docs) {
-      if (serial > o.hwm || !visible(serial, doc.kind, doc.createdAt)) continue;
+      if (serial > u.hwm || !u.visible(serial, doc.kind, doc.createdAt)) continue;
       let score = 0;
       let all = true;
       for (let i = 0; i < words.length; i++) {
@@ -252,8 +290,191 @@ async function candidates(
       }
       if (all) c.push(serial, doc.createdAt, score);
     }
-  return true;
 }
+
+/** How searches were answered: from the high lists alone, or by ranking every match. */
+export const searchPaths = { high: 0, all: 0 };
+
+/** Most documents in some but not all of a search's high lists before it walks everything instead. */
+const HIGH_MAX = 200_000;
+
+/** Documents in some of a search's high lists but not all, as parallel arrays. */
+class Partial {
+  serial: number[] = [];
+  most: number[] = [];
+  length: number[] = [];
+  time: number[] = [];
+  /** k per document, in word order: the tf from the word's high list, 0 when not in it */
+  tfs: number[] = [];
+}
+
+/**
+ * The merge of the words' high lists in serial order (highCandidates), a bounded number of
+ * steps at a time. A class of its own, as Intersection, so that its loop is compiled early.
+ */
+class HighMerge {
+  private readonly alive: boolean[];
+  private readonly tfs: number[];
+  /** the next entry of `excluded` that may be at or above the current serial */
+  private ex = 0;
+  /** partial documents that cannot reach this are not kept (a lower bound of the final cut) */
+  floor = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly streams: PostingStream[],
+    private readonly idfs: number[],
+    private readonly avg: number,
+    /** the weight bound of a word whose posting is in no high list, per idf */
+    private readonly outside: number,
+    private readonly u: Setup,
+    private readonly kinds: Set<number> | undefined,
+    private readonly hidden: ((serial: number) => boolean) | undefined,
+  ) {
+    this.alive = streams.map((st) => st.next());
+    this.tfs = new Array<number>(streams.length).fill(0);
+  }
+
+  private visible(serial: number, kind: number, time: number): boolean {
+    const u = this.u;
+    if (time < u.since || time > u.until || (this.kinds && !this.kinds.has(kind))) return false;
+    const ex = u.excluded;
+    while (this.ex < ex.length && ex[this.ex]! < serial) this.ex++;
+    if (this.ex < ex.length && ex[this.ex] === serial) return false;
+    return !this.hidden?.(serial);
+  }
+
+  /** Up to `steps` documents of the merge: full ones into `c`, partial ones into `p`; true when done. */
+  step(c: Candidates, p: Partial, steps: number): boolean {
+    const { streams, alive, tfs, idfs, avg } = this;
+    const k = streams.length;
+    const stored = this.u.stored;
+    for (let n = 0; n < steps; n++) {
+      let at = Number.POSITIVE_INFINITY;
+      for (let w = 0; w < k; w++) if (alive[w] && streams[w]!.serial < at) at = streams[w]!.serial;
+      if (at > stored) return true;
+      let all = true;
+      let length = 0;
+      let kind = 0;
+      let time = 0;
+      for (let w = 0; w < k; w++) {
+        const st = streams[w]!;
+        if (alive[w] && st.serial === at) {
+          tfs[w] = st.tf;
+          length = st.length;
+          kind = st.kind;
+          time = st.createdAt;
+          alive[w] = st.next();
+        } else {
+          tfs[w] = 0;
+          all = false;
+        }
+      }
+      if (!this.visible(at, kind, time)) continue;
+      let score = 0;
+      let rest = 0;
+      for (let w = 0; w < k; w++) {
+        if (tfs[w]! > 0) score += termScore(idfs[w]!, tfs[w]!, length, avg);
+        else rest += idfs[w]! * this.outside;
+      }
+      if (all) c.push(at, time, score);
+      else if (score + rest >= this.floor) {
+        p.serial.push(at);
+        p.most.push(score + rest);
+        p.length.push(length);
+        p.time.push(time);
+        for (let w = 0; w < k; w++) p.tfs.push(tfs[w]!);
+      }
+    }
+    return false;
+  }
+}
+
+/**
+ * The candidates a ranked search needs when its words have high-impact lists (impact.ts), by
+ * the threshold algorithm. The words' high lists are merged in serial order: a document in
+ * every one of them is scored from the lists alone; a document in some of them gets the most it
+ * can score (the known words' weights, the bound for the others) and is scored later, best
+ * possible first, only while that could still reach the limit-th best score (its other words
+ * looked up by serial, a few hundred at most on the load tool's million). The views' documents
+ * are all scored. Returns the score no document left out can reach, undefined when the lists
+ * cannot help (none built, too many documents in them), or false if cancelled.
+ */
+async function highCandidates(
+  ix: SearchIndex,
+  u: Setup,
+  o: QueryOptions,
+  c: Candidates,
+  limit: number,
+): Promise<number | undefined | false> {
+  const { ref, threshold } = u.snap.impact;
+  if (ref <= 0) return undefined;
+  const k = u.words.length;
+  const { idfs, avg } = u;
+  // A hair above the bound, so that rounding in a sum of scores never lets a tie through.
+  const outside = boundOutside(avg, ref, threshold) * (1 + 1e-9);
+  const some = new Partial();
+  const streams = u.words.map((w) => new PostingStream(ix.highView, w.prefix));
+  try {
+    const merge = new HighMerge(streams, idfs, avg, outside, u, u.kinds, o.hidden);
+    while (!merge.step(c, some, 4096)) {
+      if (some.serial.length >= HIGH_MAX) return undefined;
+      // The cut so far only rises: partial documents below it need not be kept.
+      merge.floor = kthScore(c, limit);
+      await yieldTurn();
+      if (o.cancelled?.()) return false;
+    }
+  } finally {
+    for (const st of streams) st.close();
+  }
+  addViews(u, c);
+  // Best possible first, of those that can still reach the limit-th best score.
+  let kth = kthScore(c, limit);
+  const order: number[] = [];
+  for (let i = 0; i < some.most.length; i++) if (some.most[i]! >= kth) order.push(i);
+  order.sort((a, b) => some.most[b]! - some.most[a]!);
+  const lookups = u.words.map((w) => new PostingLookup(ix.blocksView, w.prefix));
+  let stop = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < order.length; j++) {
+    const i = order[j]!;
+    if ((j & 63) === 63) {
+      kth = kthScore(c, limit);
+      await yieldTurn();
+      if (o.cancelled?.()) return false;
+    }
+    // Ties at the cut are ordered by time: a document that can only tie is still scored.
+    if (some.most[i]! < kth) {
+      stop = some.most[i]!;
+      break;
+    }
+    const serial = some.serial[i]!;
+    const length = some.length[i]!;
+    let score = 0;
+    let all = true;
+    for (let w = 0; w < k; w++) {
+      const tf = some.tfs[i * k + w] || lookups[w]!.tf(serial);
+      if (tf === 0) {
+        all = false;
+        break;
+      }
+      score += termScore(idfs[w]!, tf, length, avg);
+    }
+    if (all) c.push(serial, some.time[i]!, score);
+  }
+  // Lists rebuilt at another reference while this read them (between its reads) bound nothing.
+  const now = ix.impact();
+  if (now.ref !== ref || now.threshold !== threshold) return undefined;
+  return Math.max(stop, outside * sum(idfs));
+}
+
+/** The limit-th best score among the candidates, or -Infinity when there are fewer. */
+function kthScore(c: Candidates, limit: number): number {
+  if (c.n < limit) return Number.NEGATIVE_INFINITY;
+  const scores = c.scratch.subarray(0, c.n);
+  scores.set(c.score.subarray(0, c.n));
+  return select(scores, c.n - limit);
+}
+
+const sum = (a: readonly number[]): number => a.reduce((x, y) => x + y, 0);
 
 /** The reader may see the event and it passes the filter's other conditions. */
 function admits(p: Prepared, json: string, o: QueryOptions): boolean {
@@ -342,9 +563,26 @@ async function searchFilter(
 ): Promise<SearchHit[] | undefined> {
   const p = prepare(f, o);
   if (!p || limit === 0) return [];
-  const c = Candidates.take();
+  const u = setUp(ix, f, p, o);
+  if (!u) return [];
+  let c = Candidates.take();
   try {
-    return (await candidates(ix, f, p, o, c)) ? await best(s, p, c, limit, o) : undefined;
+    // The high lists first: when the limit-th best of their documents scores above what any
+    // other document can, that is the answer (impact.ts). Otherwise every match is ranked.
+    const bound = await highCandidates(ix, u, o, c, limit);
+    if (bound === false) return undefined;
+    if (bound !== undefined) {
+      const hits = await best(s, p, c, limit, o);
+      if (hits === undefined) return undefined;
+      if (hits.length === limit && hits[limit - 1]!.score > bound) {
+        searchPaths.high++;
+        return unscored(hits);
+      }
+      c.release();
+      c = Candidates.take();
+    }
+    searchPaths.all++;
+    return (await allCandidates(ix, u, p, o, c)) ? unscored(await best(s, p, c, limit, o)) : undefined;
   } finally {
     c.release();
   }
@@ -357,10 +595,10 @@ async function best(
   c: Candidates,
   limit: number,
   o: QueryOptions,
-): Promise<SearchHit[] | undefined> {
+): Promise<ScoredHit[] | undefined> {
   // A little slack: an event removed since the snapshot is skipped when loaded.
   const order = rankOrder(c, p.needsEvent || p.checksAccess ? c.n : limit * 2 + 16);
-  const hits: (SearchHit & { score: number })[] = [];
+  const hits: ScoredHit[] = [];
   let cutScore = Number.NaN;
   let cutTime = Number.NaN;
   let sinceYield = 0;
@@ -384,8 +622,13 @@ async function best(
   }
   const id = (h: SearchHit) => h.json.slice(STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
   hits.sort((a, b) => b.score - a.score || b.time - a.time || (id(a) < id(b) ? -1 : 1));
-  return hits.slice(0, limit).map(({ time, serial, json }) => ({ time, serial, json }));
+  return hits.slice(0, limit);
 }
+
+type ScoredHit = SearchHit & { score: number };
+
+const unscored = (hits: ScoredHit[] | undefined): SearchHit[] | undefined =>
+  hits?.map(({ time, serial, json }) => ({ time, serial, json }));
 
 /** Adds the serial of every event matching a search filter to `seen`; false if cancelled. */
 async function searchCount(
@@ -397,9 +640,11 @@ async function searchCount(
 ): Promise<boolean> {
   const p = prepare(f, o);
   if (!p) return true;
+  const u = setUp(ix, f, p, o);
+  if (!u) return true;
   const c = Candidates.take();
   try {
-    return (await candidates(ix, f, p, o, c)) && (await countInto(s, p, c, seen, o));
+    return (await allCandidates(ix, u, p, o, c)) && (await countInto(s, p, c, seen, o));
   } finally {
     c.release();
   }

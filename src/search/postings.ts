@@ -264,3 +264,67 @@ export class PostingStream {
     return got > 0;
   }
 }
+
+/**
+ * One word's postings looked up by serial, for a few hundred documents scattered over its
+ * whole list: each lookup positions on the block that may hold the serial (one cursor step
+ * back from the serial's key) instead of reading every block before it, as a stream would.
+ * The block read last is kept, as lookups usually come several to a block.
+ */
+export class PostingLookup {
+  private buf = new Uint8Array(0);
+  private serials = new Uint32Array(0);
+  private tfs = new Uint16Array(0);
+  private first = 1;
+  private last = 0;
+  private base = 0;
+  private readonly lowest: Buffer;
+
+  constructor(
+    private readonly db: BlockView,
+    private readonly prefix: Uint8Array,
+  ) {
+    this.lowest = tokenBounds(prefix).start;
+  }
+
+  /** The word's tf in the document `serial`, or 0 when the document does not hold it. */
+  tf(serial: number): number {
+    if (serial < this.first || serial > this.last) this.load(serial);
+    if (serial < this.first || serial > this.last) return 0;
+    const rel = serial - this.base;
+    const o = this.serials;
+    let lo = 0;
+    let hi = o.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (o[mid]! < rel) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < o.length && o[lo] === rel ? this.tfs[lo]! : 0;
+  }
+
+  /** Reads the block whose first serial is the highest at or below `serial`. */
+  private load(serial: number): void {
+    this.first = 1;
+    this.last = 0;
+    for (const { key, value } of this.db.getRange({
+      start: blockKey(this.prefix, serial),
+      end: this.lowest,
+      reverse: true,
+      limit: 1,
+    })) {
+      const v = value as Uint8Array;
+      const n = v.length >= HEADER ? readHeader(v).count : 0;
+      if (n === 0) return;
+      // `value` is lmdb-js's view, valid until its next read: copied to an aligned buffer.
+      if (this.buf.length < v.length) this.buf = new Uint8Array(Math.max(v.length, 4096));
+      this.buf.set(v);
+      const c = columns(n);
+      this.serials = new Uint32Array(this.buf.buffer, c.serial, n);
+      this.tfs = new Uint16Array(this.buf.buffer, c.tf, n);
+      this.base = readBase(v);
+      this.first = keyFirstSerial(key as Uint8Array);
+      this.last = readHeader(v).lastSerial;
+    }
+  }
+}

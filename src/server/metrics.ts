@@ -6,6 +6,7 @@ import { heapStats } from "bun:jsc";
 import type { ClusterStatus } from "../cluster/node.ts";
 import type { RelayContext } from "../context.ts";
 import type { Pruner } from "../retention/pruner.ts";
+import { searchPaths } from "../search/engine.ts";
 import { diskUse } from "../store/disk-use.ts";
 
 type Labels = Record<string, string>;
@@ -197,6 +198,15 @@ export function renderMetrics(ctx: RelayContext): string {
     "counter",
     "Time spent answering stored queries, by the index of the first filter.",
     byLabel(c.querySeconds, "index"),
+  );
+  x.metric(
+    "relay_search_answers_total",
+    "counter",
+    "Search filters answered from the high-impact lists alone (high) or by ranking every match (all).",
+    [
+      [{ path: "high" }, searchPaths.high],
+      [{ path: "all" }, searchPaths.all],
+    ],
   );
   x.metric("relay_live_subscriptions", "gauge", "Open subscriptions.", [[{}, ctx.live.size]]);
   x.metric("relay_outbound_queued_bytes", "gauge", "Bytes queued to clients.", [[{}, queued]]);

@@ -1,0 +1,99 @@
+// High-impact postings: for each token, a second, short list of the documents where the token
+// weighs most (many occurrences in a short text), so that a search whose words are common can
+// stop early with the exact answer (engine.ts).
+//
+// Why: BM25 scores in short texts are flat. Two common words of a million-event relay share
+// ~186,000 documents, and an exact top 20 by walking every one of them took ~200 ms; per-block
+// score bounds skip nothing, since every block holds some short document
+// (bench/search-prune-estimate.ts). But the best documents are the ones where some word is
+// high-impact: a document outside every word's high list scores at most Σ idf × `boundOutside`,
+// so once the limit-th best of the high lists' documents scores above that, no other document
+// can enter the answer. On the load tool's million (0.9% of postings high) that held for 300
+// searches of 300, from ~2,000 candidates each (bench/search-impact-sim.ts).
+//
+// A posting is high when its BM25 term weight (without idf) at the reference length `ref` is at
+// least THRESHOLD. The reference is the corpus' average length when the lists were last built:
+// the bound uses the current average and stays exact whatever the drift, only looser, and the
+// lists are rebuilt from the postings when the average has moved by a fifth and the corpus has
+// doubled since (so rebuilding costs a constant share of indexing, as a growing array does).
+
+import { MAX_LENGTH, MAX_TF } from "./blocks.ts";
+import { termScore } from "./bm25.ts";
+
+/** of the BM25 weight's 2.2 at most (K1 + 1); 1 is one occurrence in a text of average length */
+export const THRESHOLD = 1.6;
+/** documents before the lists are first built (a smaller index is walked whole cheaply) */
+export const FIRST_AT = 1000;
+/** the average's relative drift, with the corpus doubled, that rebuilds the lists */
+const DRIFT = 0.2;
+
+/** The term weight of a posting, idf aside. */
+const weight = (tf: number, length: number, avg: number): number => termScore(1, tf, length, avg);
+
+export const isHigh = (tf: number, length: number, ref: number, threshold = THRESHOLD): boolean =>
+  weight(tf, length, ref) >= threshold;
+
+/**
+ * The largest weight, at the current average, of a posting that is not high at `ref`. For a
+ * given tf the high postings are the shortest documents (the weight falls with length), so the
+ * largest weight outside is at the shortest length that is not high.
+ */
+function computeBound(avg: number, ref: number, th: number): number {
+  let bound = 0;
+  for (let tf = 1; tf <= MAX_TF; tf++) {
+    if (!isHigh(tf, 1, ref, th)) {
+      bound = Math.max(bound, weight(tf, 1, avg));
+      continue;
+    }
+    if (isHigh(tf, MAX_LENGTH, ref, th)) break; // this tf and every larger one is high at any length
+    // the shortest length that is not high, by bisection (isHigh falls with length)
+    let lo = 1;
+    let hi = MAX_LENGTH;
+    while (hi - lo > 1) {
+      const mid = (lo + hi) >>> 1;
+      if (isHigh(tf, mid, ref, th)) lo = mid;
+      else hi = mid;
+    }
+    bound = Math.max(bound, weight(tf, hi, avg));
+  }
+  return bound;
+}
+
+let memo = { avg: Number.NaN, ref: Number.NaN, th: Number.NaN, bound: 0 };
+
+/** computeBound, remembered for the last (avg, ref): the average moves once a batch. */
+export function boundOutside(avg: number, ref: number, th = THRESHOLD): number {
+  if (memo.avg !== avg || memo.ref !== ref || memo.th !== th)
+    memo = { avg, ref, th, bound: computeBound(avg, ref, th) };
+  return memo.bound;
+}
+
+/** Whether the high lists should be (re)built now, for a corpus of `docs` averaging `avg`. */
+export function needsRebuild(at: ImpactState, docs: number, avg: number): boolean {
+  if (docs < FIRST_AT) return false;
+  if (at.ref === 0 || at.threshold !== THRESHOLD) return true;
+  return docs >= 2 * at.docs && Math.abs(avg / at.ref - 1) > DRIFT;
+}
+
+/** What the high lists were built with: reference length (0: no lists), corpus size, threshold. */
+export interface ImpactState {
+  ref: number;
+  docs: number;
+  threshold: number;
+}
+
+export const IMPACT_KEY = Buffer.from("impact");
+
+export function impactValue(s: ImpactState): Buffer {
+  const v = Buffer.alloc(24);
+  v.writeDoubleLE(s.ref, 0);
+  v.writeDoubleLE(s.docs, 8);
+  v.writeDoubleLE(s.threshold, 16);
+  return v;
+}
+
+export function readImpact(v: Uint8Array | undefined): ImpactState {
+  if (!v || v.length < 24) return { ref: 0, docs: 0, threshold: 0 };
+  const d = new DataView(v.buffer, v.byteOffset, 24);
+  return { ref: d.getFloat64(0, true), docs: d.getFloat64(8, true), threshold: d.getFloat64(16, true) };
+}

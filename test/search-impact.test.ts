@@ -1,0 +1,194 @@
+// Searches answered from the high-impact lists (src/search/impact.ts) must equal the full BM25
+// ranking, ties and cut included: on a corpus of common words where most answers are decided
+// early, with the consumer behind, after removals, and after the lists are rebuilt at another
+// reference length. The reference ranking here is computed from the stored events alone.
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { loadConfig } from "../src/config/load.ts";
+import type { Consumers } from "../src/consumers/registry.ts";
+import { openConsumers } from "../src/consumers/registry.ts";
+import type { QueryOptions } from "../src/indexes/query.ts";
+import { runQuery } from "../src/indexes/query.ts";
+import { storedJson } from "../src/nostr/canonical.ts";
+import type { NostrEvent } from "../src/nostr/event.ts";
+import { idf, termScore } from "../src/search/bm25.ts";
+import type { SearchIndex } from "../src/search/consumer.ts";
+import { searchPaths } from "../src/search/engine.ts";
+import { eventTokens } from "../src/search/fields.ts";
+import { FIRST_AT } from "../src/search/impact.ts";
+import { removeBySerial } from "../src/store/lifecycle.ts";
+import { closeStore, openStore } from "../src/store/store.ts";
+import type { Store } from "../src/store/types.ts";
+import { Writer } from "../src/store/writer.ts";
+import { tempDir } from "./harness.ts";
+
+const WORDS = ["gm", "nostr", "relay", "zap", "coffee", "bitcoin", "music", "art"];
+const T = 1_700_000_000;
+let s: Store;
+let d: Consumers;
+let ix: SearchIndex;
+let w: Writer;
+let n = 0;
+const stored = new Map<string, { e: NostrEvent; serial: number }>();
+// The consumer applies only when a test says so.
+const config = loadConfig({ flags: { "consumers.intervalMs": "100000", "consumers.maxBatch": "1000000" } });
+
+/** A seeded generator (xorshift), so a failure names the corpus it failed on. */
+function rng(seed: number): () => number {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    return x / 2 ** 32;
+  };
+}
+
+/** Notes of 1 to `maxLen` words, some words repeated, created_at spread over few values (ties). */
+function notes(count: number, seed: number, maxLen: number): NostrEvent[] {
+  const r = rng(seed);
+  return Array.from({ length: count }, () => {
+    const len = 1 + Math.floor(r() * maxLen);
+    const words = Array.from({ length: len }, () => WORDS[Math.floor(r() * r() * WORDS.length)]!);
+    n++;
+    return {
+      id: n.toString(16).padStart(64, "0"),
+      pubkey: "a".repeat(64),
+      created_at: T + Math.floor(r() * 20),
+      kind: 1,
+      tags: [],
+      content: words.join(" "),
+      sig: "0".repeat(128),
+    };
+  });
+}
+
+async function put(events: NostrEvent[]): Promise<void> {
+  const outcomes = await Promise.all(events.map((e) => w.submit(e, storedJson(e))));
+  outcomes.forEach((o, i) => {
+    if (o.status !== "stored") throw new Error(`not stored: ${JSON.stringify(o)}`);
+    stored.set(events[i]!.id, { e: events[i]!, serial: o.serial });
+  });
+}
+
+const opts = (): QueryOptions => ({
+  hwm: w.visibleSerial,
+  defaultLimit: 100,
+  maxLimit: 1000,
+  yieldEvery: 16,
+  search: d.searcher,
+});
+const answer = async (search: string, limit: number) =>
+  ((await runQuery(s, [{ search, limit }], opts())) ?? []).map((j) => (JSON.parse(j) as NostrEvent).id);
+
+/** BM25 over the stored events, best first: score, then newer, then lower id. */
+function reference(search: string, limit: number): string[] {
+  const words = [...new Set(search.split(" "))];
+  const docs = [...stored.values()].map(({ e }) => {
+    const tokens = eventTokens(e);
+    const tf = new Map<string, number>();
+    for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1);
+    return { e, tf, length: tokens.length };
+  });
+  const avg = docs.reduce((a, x) => a + x.length, 0) / docs.length;
+  const df = new Map(words.map((t) => [t, docs.filter((x) => x.tf.has(t)).length]));
+  // the index sums the words rarest first (bm25.ts): the same order gives the same float sums
+  const order = [...words].sort((a, b) => df.get(a)! - df.get(b)! || (a < b ? -1 : 1));
+  const scored = docs
+    .filter((x) => order.every((t) => x.tf.has(t)))
+    .map((x) => ({
+      e: x.e,
+      score: order.reduce(
+        (sum, t) => sum + termScore(idf(docs.length, df.get(t)!), x.tf.get(t)!, x.length, avg),
+        0,
+      ),
+    }));
+  scored.sort((a, b) => b.score - a.score || b.e.created_at - a.e.created_at || (a.e.id < b.e.id ? -1 : 1));
+  return scored.slice(0, limit).map((x) => x.e.id);
+}
+
+const QUERIES = [
+  "gm nostr",
+  "nostr gm",
+  "relay zap",
+  "gm",
+  "coffee bitcoin",
+  "gm nostr relay",
+  "art music",
+  "zap",
+];
+
+/** Every query at several limits equals the reference; returns how many were decided early. */
+async function checkAll(): Promise<number> {
+  const before = searchPaths.high;
+  for (const q of QUERIES)
+    for (const limit of [1, 7, 20, 100])
+      expect({ q, limit, ids: await answer(q, limit) }).toEqual({ q, limit, ids: reference(q, limit) });
+  return searchPaths.high - before;
+}
+
+beforeAll(() => {
+  s = openStore(tempDir("search-impact-"));
+  d = openConsumers(s, config, { log: () => {} });
+  ix = d.search!;
+  w = new Writer(s, 64, (st, rm) => d.runner.committed(st, rm));
+});
+afterAll(async () => {
+  await w.drain();
+  await d.runner.stop();
+  await closeStore(s);
+});
+
+describe("answers from the high-impact lists", () => {
+  test("below FIRST_AT documents there are no lists, and every search ranks all matches", async () => {
+    await put(notes(FIRST_AT - 100, 1, 30));
+    await d.runner.settle();
+    expect(ix.impact().ref).toBe(0);
+    expect(await checkAll()).toBe(0);
+  });
+
+  test("past it the lists are built; most searches of common words stop early, all exact", async () => {
+    await put(notes(3000, 2, 30));
+    await d.runner.settle();
+    const { ref } = ix.impact();
+    expect(ref).toBeGreaterThan(1);
+    expect(await checkAll()).toBeGreaterThan(QUERIES.length); // at least a decided query per limit
+  });
+
+  test("with the consumer behind, the views' documents are ranked with the lists' ones", async () => {
+    // short notes rank high: an answer decided early must include them though no list holds them
+    await put(notes(300, 3, 4));
+    expect(await checkAll()).toBeGreaterThan(0);
+    await d.runner.settle();
+    expect(await checkAll()).toBeGreaterThan(0);
+  });
+
+  test("removed documents leave every answer, before and after their postings are purged", async () => {
+    const best = await answer("gm nostr", 100);
+    for (const id of best.slice(0, 50)) {
+      const { serial } = stored.get(id)!;
+      await w.task((st) => removeBySerial(st, serial));
+      stored.delete(id);
+    }
+    expect(await checkAll()).toBeGreaterThan(0); // removals still in the views
+    await d.runner.settle();
+    expect(await checkAll()).toBeGreaterThan(0); // listed gone in the index
+    ix.purgeAt = 40; // purges up to twice as many at once: all 50
+    await put(notes(10, 4, 30)); // a batch that purges
+    await d.runner.settle();
+    ix.purgeAt = 4096;
+    expect(ix.goneSerials.size).toBe(0);
+    expect(await checkAll()).toBeGreaterThan(0);
+  });
+
+  test("the lists are rebuilt at a new reference when the average length drifts and the corpus doubles", async () => {
+    const before = ix.impact();
+    await put(notes(2 * before.docs, 5, 120)); // four times longer notes
+    await d.runner.settle();
+    const after = ix.impact();
+    expect(after.ref).toBeGreaterThan(before.ref * 1.2);
+    expect(after.docs).toBeGreaterThanOrEqual(2 * before.docs);
+    await checkAll();
+  });
+});
