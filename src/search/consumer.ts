@@ -119,6 +119,8 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
 
   /** purge once this many removed documents wait (tests set it low) */
   purgeAt = PURGE_AT;
+  /** the rarest word's documents from which a search tries the high lists first (tests lower it) */
+  highFrom = 50_000;
   /** bytes a block is closed at (tests lower it to get many blocks from little data) */
   blockBytes = BLOCK_BYTES;
 

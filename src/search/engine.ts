@@ -407,7 +407,10 @@ async function highCandidates(
   limit: number,
 ): Promise<number | undefined | false> {
   const { ref, threshold } = u.snap.impact;
-  if (ref <= 0) return undefined;
+  // Walking every match costs in proportion to the rarest word's postings: below a few tens of
+  // thousands that is about a millisecond, less than the lists' merge plus a walk when they do
+  // not decide (the 50k load: search p50 7 ms without them, 21 with them).
+  if (ref <= 0 || u.words[0]!.df < ix.highFrom) return undefined;
   const k = u.words.length;
   const { idfs, avg } = u;
   // A hair above the bound, so that rounding in a sum of scores never lets a tie through.
