@@ -18,7 +18,7 @@
 // by a quarter since (so rebuilding costs a constant share of indexing, as a growing array does).
 
 import { MAX_LENGTH, MAX_TF } from "./blocks.ts";
-import { termScore } from "./bm25.ts";
+import { B, K1, termScore } from "./bm25.ts";
 
 /** of the BM25 weight's 2.2 at most (K1 + 1); 1 is one occurrence in a text of average length */
 export const THRESHOLD = 1.6;
@@ -41,38 +41,40 @@ export const isHigh = (tf: number, length: number, ref: number, threshold = THRE
   weight(tf, length, ref) >= threshold;
 
 /**
- * The largest weight, at the current average, of a posting that is not high at `ref`. For a
- * given tf the high postings are the shortest documents (the weight falls with length), so the
- * largest weight outside is at the shortest length that is not high.
+ * For each tf, the shortest document length whose posting is not high at `ref` (the weight falls
+ * with length, so a longer one is not high either): pairs tf, length, flat. They depend on the
+ * lists, not on the corpus' current average, and are kept for the lists' (ref, threshold).
  */
-function computeBound(avg: number, ref: number, th: number): number {
-  let bound = 0;
+function edges(ref: number, th: number): number[] {
+  const out: number[] = [];
   for (let tf = 1; tf <= MAX_TF; tf++) {
-    if (!isHigh(tf, 1, ref, th)) {
-      bound = Math.max(bound, weight(tf, 1, avg));
-      continue;
-    }
-    if (isHigh(tf, MAX_LENGTH, ref, th)) break; // this tf and every larger one is high at any length
-    // the shortest length that is not high, by bisection (isHigh falls with length)
-    let lo = 1;
-    let hi = MAX_LENGTH;
-    while (hi - lo > 1) {
-      const mid = (lo + hi) >>> 1;
-      if (isHigh(tf, mid, ref, th)) lo = mid;
-      else hi = mid;
-    }
-    bound = Math.max(bound, weight(tf, hi, avg));
+    // where weight(tf, length, ref) = th, solved for length; then made exact with the predicate
+    let d = Math.floor((ref / B) * ((tf * (K1 + 1 - th)) / (th * K1) - (1 - B))) + 1;
+    d = Math.min(Math.max(d, 1), MAX_LENGTH + 1);
+    while (d > 1 && !isHigh(tf, d - 1, ref, th)) d--;
+    while (d <= MAX_LENGTH && isHigh(tf, d, ref, th)) d++;
+    if (d > MAX_LENGTH) break; // this tf, and every larger one, is high at any length
+    out.push(tf, d);
   }
-  return bound;
+  return out;
 }
 
+let edgesFor = { ref: Number.NaN, th: Number.NaN, edges: [] as number[] };
 let memo = { avg: Number.NaN, ref: Number.NaN, th: Number.NaN, bound: 0 };
 
-/** computeBound, remembered for the last (avg, ref): the average moves once a batch. */
+/**
+ * The largest weight, at the current average, of a posting that is not high at `ref`: at each
+ * tf, the weight at the shortest length that is not high. Remembered for the last average (it
+ * moves once a batch), and the lengths for the lists' reference.
+ */
 export function boundOutside(avg: number, ref: number, th = THRESHOLD): number {
-  if (memo.avg !== avg || memo.ref !== ref || memo.th !== th)
-    memo = { avg, ref, th, bound: computeBound(avg, ref, th) };
-  return memo.bound;
+  if (memo.avg === avg && memo.ref === ref && memo.th === th) return memo.bound;
+  if (edgesFor.ref !== ref || edgesFor.th !== th) edgesFor = { ref, th, edges: edges(ref, th) };
+  const e = edgesFor.edges;
+  let bound = 0;
+  for (let i = 0; i < e.length; i += 2) bound = Math.max(bound, weight(e[i]!, e[i + 1]!, avg));
+  memo = { avg, ref, th, bound };
+  return bound;
 }
 
 /** Whether the high lists should be (re)built now, for a corpus of `docs` averaging `avg`. */
