@@ -1,0 +1,175 @@
+// A ranked search answered from its words' high-impact lists (impact.ts), when they decide it.
+import type { QueryOptions } from "../indexes/query.ts";
+import { yieldTurn } from "../indexes/query.ts";
+import { termScore } from "./bm25.ts";
+import type { Candidates } from "./candidates.ts";
+import { kthScore } from "./candidates.ts";
+import type { SearchIndex } from "./consumer.ts";
+import { boundOutside } from "./impact.ts";
+import type { Setup } from "./plan.ts";
+import { addViews, InOrder } from "./plan.ts";
+import { PostingLookup, PostingStream } from "./postings.ts";
+
+/** Most documents in some but not all of a search's high lists before it walks everything instead. */
+const HIGH_MAX = 200_000;
+
+/** Documents in some of a search's high lists but not all, as parallel arrays. */
+class Partial {
+  serial: number[] = [];
+  most: number[] = [];
+  length: number[] = [];
+  time: number[] = [];
+  /** k per document, in word order: the tf from the word's high list, 0 when not in it */
+  tfs: number[] = [];
+}
+
+/**
+ * The merge of the words' high lists in serial order (highCandidates), a bounded number of
+ * steps at a time. A class of its own, as Intersection, so that its loop is compiled early.
+ */
+class HighMerge {
+  private readonly alive: boolean[];
+  private readonly tfs: number[];
+  private readonly seen: InOrder;
+  /** partial documents that cannot reach this are not kept (a lower bound of the final cut) */
+  floor = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly streams: PostingStream[],
+    /** the weight bound of a word whose posting is in no high list, per idf */
+    private readonly outside: number,
+    private readonly u: Setup,
+  ) {
+    this.alive = streams.map((st) => st.next());
+    this.tfs = new Array<number>(streams.length).fill(0);
+    this.seen = new InOrder(u);
+  }
+
+  /** Up to `steps` documents of the merge: full ones into `c`, partial ones into `p`; true when done. */
+  step(c: Candidates, p: Partial, steps: number): boolean {
+    const { streams, alive, tfs } = this;
+    const { idfs, avg } = this.u;
+    const k = streams.length;
+    const stored = this.u.stored;
+    for (let n = 0; n < steps; n++) {
+      let at = Number.POSITIVE_INFINITY;
+      for (let w = 0; w < k; w++) if (alive[w] && streams[w]!.serial < at) at = streams[w]!.serial;
+      if (at > stored) return true;
+      let all = true;
+      let length = 0;
+      let kind = 0;
+      let time = 0;
+      for (let w = 0; w < k; w++) {
+        const st = streams[w]!;
+        if (alive[w] && st.serial === at) {
+          tfs[w] = st.tf;
+          length = st.length;
+          kind = st.kind;
+          time = st.createdAt;
+          alive[w] = st.next();
+        } else {
+          tfs[w] = 0;
+          all = false;
+        }
+      }
+      if (!this.seen.visible(at, kind, time)) continue;
+      let score = 0;
+      let rest = 0;
+      for (let w = 0; w < k; w++) {
+        if (tfs[w]! > 0) score += termScore(idfs[w]!, tfs[w]!, length, avg);
+        else rest += idfs[w]! * this.outside;
+      }
+      if (all) c.push(at, time, score);
+      else if (score + rest >= this.floor) {
+        p.serial.push(at);
+        p.most.push(score + rest);
+        p.length.push(length);
+        p.time.push(time);
+        for (let w = 0; w < k; w++) p.tfs.push(tfs[w]!);
+      }
+    }
+    return false;
+  }
+}
+
+/**
+ * The candidates a ranked search needs when its words have high-impact lists (impact.ts), by
+ * the threshold algorithm. The words' high lists are merged in serial order: a document in
+ * every one of them is scored from the lists alone; a document in some of them gets the most it
+ * can score (the known words' weights, the bound for the others) and is scored later, best
+ * possible first, only while that could still reach the limit-th best score (its other words
+ * looked up by serial, a few hundred at most on the load tool's million). The views' documents
+ * are all scored. Returns the score no document left out can reach, undefined when the lists
+ * cannot help (none built, too many documents in them), or false if cancelled.
+ */
+export async function highCandidates(
+  ix: SearchIndex,
+  u: Setup,
+  o: QueryOptions,
+  c: Candidates,
+  limit: number,
+): Promise<number | undefined | false> {
+  const { ref, threshold } = u.snap.impact;
+  // Walking every match costs in proportion to the rarest word's postings: below a few tens of
+  // thousands that is about a millisecond, less than the lists' merge plus a walk when they do
+  // not decide (the 50k load: search p50 7 ms without them, 21 with them).
+  if (ref <= 0 || u.words[0]!.df < ix.highFrom) return undefined;
+  const k = u.words.length;
+  const { idfs, avg } = u;
+  // A hair above the bound, so that rounding in a sum of scores never lets a tie through.
+  const outside = boundOutside(avg, ref, threshold) * (1 + 1e-9);
+  const some = new Partial();
+  const streams = u.words.map((w) => new PostingStream(ix.highView, w.prefix));
+  try {
+    const merge = new HighMerge(streams, outside, u);
+    while (!merge.step(c, some, 4096)) {
+      if (some.serial.length >= HIGH_MAX) return undefined;
+      // The cut so far only rises: partial documents below it need not be kept.
+      merge.floor = kthScore(c, limit);
+      await yieldTurn();
+      if (o.cancelled?.()) return false;
+    }
+  } finally {
+    for (const st of streams) st.close();
+  }
+  addViews(u, c);
+  // Best possible first, of those that can still reach the limit-th best score.
+  let kth = kthScore(c, limit);
+  const order: number[] = [];
+  for (let i = 0; i < some.most.length; i++) if (some.most[i]! >= kth) order.push(i);
+  order.sort((a, b) => some.most[b]! - some.most[a]!);
+  const lookups = u.words.map((w) => new PostingLookup(ix.blocksView, w.prefix));
+  let stop = Number.NEGATIVE_INFINITY;
+  for (let j = 0; j < order.length; j++) {
+    const i = order[j]!;
+    if ((j & 63) === 63) {
+      kth = kthScore(c, limit);
+      await yieldTurn();
+      if (o.cancelled?.()) return false;
+    }
+    // Ties at the cut are ordered by time: a document that can only tie is still scored.
+    if (some.most[i]! < kth) {
+      stop = some.most[i]!;
+      break;
+    }
+    const serial = some.serial[i]!;
+    const length = some.length[i]!;
+    let score = 0;
+    let all = true;
+    for (let w = 0; w < k; w++) {
+      const tf = some.tfs[i * k + w] || lookups[w]!.tf(serial);
+      if (tf === 0) {
+        all = false;
+        break;
+      }
+      score += termScore(idfs[w]!, tf, length, avg);
+    }
+    if (all) c.push(serial, some.time[i]!, score);
+  }
+  // Lists rebuilt at another reference while this read them (between its reads) bound nothing.
+  const now = ix.impact();
+  if (now.ref !== ref || now.threshold !== threshold) return undefined;
+  return Math.max(stop, outside * sum(idfs));
+}
+
+const sum = (a: readonly number[]): number => a.reduce((x, y) => x + y, 0);
