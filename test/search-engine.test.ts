@@ -2,11 +2,8 @@
 // runner as the relay wires them, without the network: postings and BM25 statistics follow
 // stores and removals, ranking and cuts are exact, counts match the ranked results, and every
 // answer is the same whether the consumer has applied the events yet or not.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { loadConfig } from "../src/config/load.ts";
-import type { Consumers } from "../src/consumers/registry.ts";
-import { openConsumers } from "../src/consumers/registry.ts";
-import type { QueryOptions } from "../src/indexes/query.ts";
 import { countQuery, runQuery } from "../src/indexes/query.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
@@ -14,26 +11,18 @@ import type { Filter } from "../src/nostr/filter.ts";
 import { matchFilter } from "../src/nostr/filter.ts";
 import { BLOCK_BYTES, decodeBlock, tokenBounds, tokenPrefix } from "../src/search/blocks.ts";
 import { select } from "../src/search/candidates.ts";
-import type { SearchIndex } from "../src/search/consumer.ts";
 import { matchSearch } from "../src/search/match.ts";
 import { PostingStream } from "../src/search/postings.ts";
 import { removeBySerial } from "../src/store/lifecycle.ts";
-import { closeStore, openStore } from "../src/store/store.ts";
-import type { Store } from "../src/store/types.ts";
-import { Writer } from "../src/store/writer.ts";
-import { tempDir } from "./harness.ts";
+import { searchStore } from "./search-store.ts";
 
-const dir = tempDir("search-engine-");
-let s: Store;
-let d: Consumers;
-let ix: SearchIndex;
-let w: Writer;
 let n = 0;
 const T = 1_700_000_000;
 const PK_A = "a".repeat(64);
 const PK_B = "b".repeat(64);
 // Applied only when a test says so: every answer below must hold with the consumer behind.
 const config = loadConfig({ flags: { "consumers.intervalMs": "100000", "consumers.maxBatch": "1000000" } });
+const { s, d, ix, w, opts } = searchStore("search-engine-", config);
 
 function ev(content: string, t: Partial<NostrEvent> = {}): NostrEvent {
   n++;
@@ -65,13 +54,6 @@ async function remove(e: NostrEvent): Promise<void> {
 }
 const apply = () => d.runner.settle();
 
-const opts = (): QueryOptions => ({
-  hwm: w.visibleSerial,
-  defaultLimit: 100,
-  maxLimit: 1000,
-  yieldEvery: 16,
-  search: d.searcher,
-});
 const ids = async (...filters: Filter[]) =>
   ((await runQuery(s, filters, opts())) ?? []).map((j) => (JSON.parse(j) as NostrEvent).id);
 const count = (...filters: Filter[]) => countQuery(s, filters, opts());
@@ -97,18 +79,6 @@ const oracle = (f: Filter) =>
     .filter((e) => matchFilter(f, e, matchSearch))
     .map((e) => e.id)
     .sort();
-
-beforeAll(() => {
-  s = openStore(dir);
-  d = openConsumers(s, config, { log: () => {} });
-  ix = d.search!;
-  w = new Writer(s, 64, (st, rm) => d.runner.committed(st, rm));
-});
-afterAll(async () => {
-  await w.drain();
-  await d.runner.stop();
-  await closeStore(s);
-});
 
 describe("index statistics", () => {
   test("a store adds documents, frequencies and totals; a removal takes them back exactly", async () => {

@@ -2,52 +2,32 @@
 // ranking, ties and cut included: on a corpus of common words where most answers are decided
 // early, with the consumer behind, after removals, and after the lists are rebuilt at another
 // reference length. The reference ranking here is computed from the stored events alone.
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
+import { Rng } from "../bench/load/prng.ts";
 import { loadConfig } from "../src/config/load.ts";
-import type { Consumers } from "../src/consumers/registry.ts";
-import { openConsumers } from "../src/consumers/registry.ts";
-import type { QueryOptions } from "../src/indexes/query.ts";
 import { runQuery } from "../src/indexes/query.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import { idf, termScore } from "../src/search/bm25.ts";
-import type { SearchIndex } from "../src/search/consumer.ts";
 import { searchPaths } from "../src/search/engine.ts";
 import { eventTokens } from "../src/search/fields.ts";
 import { FIRST_AT } from "../src/search/impact.ts";
 import { removeBySerial } from "../src/store/lifecycle.ts";
-import { closeStore, openStore } from "../src/store/store.ts";
-import type { Store } from "../src/store/types.ts";
-import { Writer } from "../src/store/writer.ts";
-import { tempDir } from "./harness.ts";
+import { searchStore } from "./search-store.ts";
 
 const WORDS = ["gm", "nostr", "relay", "zap", "coffee", "bitcoin", "music", "art"];
 const T = 1_700_000_000;
-let s: Store;
-let d: Consumers;
-let ix: SearchIndex;
-let w: Writer;
 let n = 0;
 const stored = new Map<string, { e: NostrEvent; serial: number }>();
 // The consumer applies only when a test says so.
 const config = loadConfig({ flags: { "consumers.intervalMs": "100000", "consumers.maxBatch": "1000000" } });
-
-/** A seeded generator (xorshift), so a failure names the corpus it failed on. */
-function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x / 2 ** 32;
-  };
-}
+const { s, d, ix, w, opts } = searchStore("search-impact-", config);
+ix.highFrom = 0; // the corpus here is small: the lists are tried whatever the words' frequency
 
 /** Notes of 1 to `maxLen` words, some words repeated, created_at spread over few values (ties). */
 function notes(count: number, seed: number, maxLen: number): NostrEvent[] {
-  const r = rng(seed);
+  const rng = new Rng(seed);
+  const r = () => rng.float();
   return Array.from({ length: count }, () => {
     const len = 1 + Math.floor(r() * maxLen);
     const words = Array.from({ length: len }, () => WORDS[Math.floor(r() * r() * WORDS.length)]!);
@@ -72,13 +52,6 @@ async function put(events: NostrEvent[]): Promise<void> {
   });
 }
 
-const opts = (): QueryOptions => ({
-  hwm: w.visibleSerial,
-  defaultLimit: 100,
-  maxLimit: 1000,
-  yieldEvery: 16,
-  search: d.searcher,
-});
 const answer = async (search: string, limit: number) =>
   ((await runQuery(s, [{ search, limit }], opts())) ?? []).map((j) => (JSON.parse(j) as NostrEvent).id);
 
@@ -127,19 +100,6 @@ async function checkAll(): Promise<number> {
       expect({ q, limit, ids: await answer(q, limit) }).toEqual({ q, limit, ids: reference(q, limit) });
   return searchPaths.high - before;
 }
-
-beforeAll(() => {
-  s = openStore(tempDir("search-impact-"));
-  d = openConsumers(s, config, { log: () => {} });
-  ix = d.search!;
-  ix.highFrom = 0; // the corpus here is small: the lists are tried whatever the words' frequency
-  w = new Writer(s, 64, (st, rm) => d.runner.committed(st, rm));
-});
-afterAll(async () => {
-  await w.drain();
-  await d.runner.stop();
-  await closeStore(s);
-});
 
 describe("answers from the high-impact lists", () => {
   test("below FIRST_AT documents there are no lists, and every search ranks all matches", async () => {
