@@ -4,13 +4,10 @@
 // the 20th best of those scores above the bound for every other document.
 //
 //   bun bench/search-impact-sim.ts [dataset meta file] [reference length; default: the average]
+//                                  [threshold; default: impact.ts's]
 import { idf, termScore } from "../src/search/bm25.ts";
 import { analyze } from "../src/search/consumer.ts";
-import { boundOutside, isHigh as isHighAt, THRESHOLD } from "../src/search/impact.ts";
-
-const TH = Number(process.argv[4] ?? THRESHOLD);
-const isHigh = (tf: number, length: number, r: number) => isHighAt(tf, length, r, TH);
-
+import { boundOutside, isHigh, THRESHOLD } from "../src/search/impact.ts";
 import { datasetCatalog, openDataset } from "./load/dataset.ts";
 import { readLines } from "./load/lines.ts";
 import { buildSearches, SEARCH_LIMIT } from "./load/search.ts";
@@ -38,14 +35,15 @@ for await (const lines of readLines(d.files.events))
 const docs = lengths.length;
 const avg = total / docs;
 const ref = Number(process.argv[3] ?? avg);
+const th = Number(process.argv[4] ?? THRESHOLD);
 let high = 0;
 let all = 0;
 for (const m of postings.values())
   for (const [doc, tf] of m) {
     all++;
-    if (isHigh(tf, lengths[doc]!, ref)) high++;
+    if (isHigh(tf, lengths[doc]!, ref, th)) high++;
   }
-const bound = boundOutside(avg, ref, TH);
+const bound = boundOutside(avg, ref, th);
 console.log(
   `${docs} documents, average length ${avg.toFixed(1)}, reference ${ref.toFixed(1)}: ` +
     `${((100 * high) / all).toFixed(2)}% of postings high; bound per word ${bound.toFixed(3)}`,
@@ -58,45 +56,39 @@ let lookups = 0;
 for (const q of queries) {
   const lists = q.search!.split(" ").map((t) => postings.get(t)!);
   const idfs = lists.map((m) => idf(docs, m.size));
-  const scores = new Map<number, number>();
   const union = new Set<number>();
-  const partialMost: number[] = [];
-  const full: number[] = [];
-  for (const m of lists) for (const [doc, tf] of m) if (isHigh(tf, lengths[doc]!, ref)) union.add(doc);
+  for (const m of lists) for (const [doc, tf] of m) if (isHigh(tf, lengths[doc]!, ref, th)) union.add(doc);
   unionSize += union.size;
+  // A document of the union holding every word is a candidate; its score from every word. What
+  // the lists alone tell: the score when every word's posting is high, else the most it can be.
+  const scores: number[] = [];
+  const full: number[] = [];
+  const most: number[] = [];
   for (const doc of union) {
-    let most = 0;
+    let known = 0;
+    let bounded = 0;
+    let exact = 0;
     let all = true;
-    let score = 0;
     lists.forEach((l, w) => {
       const tf = l.get(doc);
-      if (tf !== undefined && isHigh(tf, lengths[doc]!, ref)) {
-        const x = termScore(idfs[w]!, tf, lengths[doc]!, avg);
-        most += x;
-        score += x;
-      } else {
-        all = false;
-        most += idfs[w]! * bound;
-      }
+      if (tf === undefined) all = false;
+      else exact += termScore(idfs[w]!, tf, lengths[doc]!, avg);
+      if (tf !== undefined && isHigh(tf, lengths[doc]!, ref, th))
+        known += termScore(idfs[w]!, tf, lengths[doc]!, avg);
+      else bounded += idfs[w]! * bound;
     });
-    if (all) full.push(score);
-    else partialMost.push(most);
+    if (all) scores.push(exact);
+    if (bounded === 0) full.push(known);
+    else most.push(known + bounded);
   }
-  for (const m of lists)
-    for (const [doc, tf] of m) {
-      if (scores.has(doc) || !isHigh(tf, lengths[doc]!, ref)) continue;
-      if (!lists.every((l) => l.has(doc))) continue;
-      scores.set(
-        doc,
-        lists.reduce((s, l, w) => s + termScore(idfs[w]!, l.get(doc)!, lengths[doc]!, avg), 0),
-      );
-    }
-  candidates += scores.size;
-  const kth = [...scores.values()].sort((a, b) => b - a)[SEARCH_LIMIT - 1] ?? -1;
+  candidates += scores.length;
+  const kth = scores.sort((a, b) => b - a)[SEARCH_LIMIT - 1] ?? -1;
   const kthFull = full.sort((a, b) => b - a)[SEARCH_LIMIT - 1] ?? -1;
-  lookups += partialMost.filter((x) => x >= Math.max(kthFull, -1)).length;
+  lookups += most.filter((x) => x >= kthFull).length;
   if (kth > bound * idfs.reduce((a, b) => a + b, 0)) decided++;
 }
 console.log(
-  `${decided} of ${queries.length} searches decided by the high lists, ${(candidates / queries.length).toFixed(0)} candidates each; union ${(unionSize / queries.length).toFixed(0)}, lookups (partial documents at or above the 20th of those in every list) ${(lookups / queries.length).toFixed(0)}`,
+  `${decided} of ${queries.length} searches decided by the high lists, ${(candidates / queries.length).toFixed(0)} ` +
+    `candidates each; union ${(unionSize / queries.length).toFixed(0)}, lookups at most ` +
+    `${(lookups / queries.length).toFixed(0)} (documents in some lists that could reach the 20th of those in all)`,
 );
