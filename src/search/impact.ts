@@ -1,6 +1,6 @@
 // High-impact postings: for each token, a second, short list of the documents where the token
 // weighs most (many occurrences in a short text), so that a search whose words are common can
-// stop early with the exact answer (engine.ts).
+// stop early with the exact answer (high-walk.ts).
 //
 // Why: BM25 scores in short texts are flat. Two common words of a million-event relay share
 // ~186,000 documents, and an exact top 20 by walking every one of them took ~200 ms; per-block
