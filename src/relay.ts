@@ -26,6 +26,7 @@ import { startMetricsServer } from "./server/metrics.ts";
 import { RateLimiter } from "./server/ratelimit.ts";
 import { RefusalSummary } from "./server/refusals.ts";
 import { startServer } from "./server/server.ts";
+import { releaseDirtyPages } from "./store/dirty-pages.ts";
 import { DirLocked, lockDir } from "./store/lock.ts";
 import { QuietTrim } from "./store/quiet-trim.ts";
 import { releasePages } from "./store/residency.ts";
@@ -192,7 +193,14 @@ function startLocked(config: Config, unlock: () => void): Relay {
       const t = performance.now();
       Bun.gc(true);
       if (release > 0) releasePages(dataFiles);
-      log.debug("memory given back after a burst of writes", { ms: Math.round(performance.now() - t) });
+      const dirty = releaseDirtyPages([
+        { env: store.env, dir: config.data },
+        { env: store.derived, dir: join(config.data, DERIVED_DIR) },
+      ]);
+      log.debug("memory given back after a burst of writes", {
+        ms: Math.round(performance.now() - t),
+        lmdbDirtyPagesMb: dirty ? Math.round(dirty.bytes / 2 ** 20) : "n/a",
+      });
     },
   });
   timers.push(setInterval(() => quiet.tick(performance.now()), QUIET_MS));
