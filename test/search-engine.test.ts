@@ -215,8 +215,9 @@ describe("the top-k cut", () => {
 describe("blocks", () => {
   test("postings spread over many blocks stay exact through purges in early, middle and last blocks", async () => {
     ix.purgeAt = 4; // purge once four removed documents wait
-    // ~10 bytes a posting: a few thousand documents fill several blocks of one token
-    const per = Math.ceil((BLOCK_BYTES / 10) * 4);
+    // 7 bytes a posting (narrow columns: blocks.ts): ~3.5 blocks of one token, and each half
+    // (odd, even) under the store's maxLimit of 1,000 results
+    const per = 2 * Math.floor((BLOCK_BYTES / 7) * 1.73);
     const docs = Array.from({ length: per }, (_, i) =>
       ev(`blockword ${i % 2 ? "odd" : "even"} tick${i % 13}`, { created_at: T + (i % 97) }),
     );

@@ -2,7 +2,19 @@
 // serial gaps too wide for one block's offsets, continued heads and purges.
 import { describe, expect, test } from "bun:test";
 import type { FlatPostings, Posting } from "./blocks.ts";
-import { decodeBlock, encodeBlocks, filterBlock, POSTING_FIELDS, readBase, readHeader } from "./blocks.ts";
+import {
+  decodeBlock,
+  encodeBlocks,
+  expandedLength,
+  expandInto,
+  filterBlock,
+  HEADER,
+  NARROW,
+  POSTING_FIELDS,
+  readBase,
+  readHeader,
+  WIDE,
+} from "./blocks.ts";
 
 const flat = (ps: Posting[]): FlatPostings =>
   ps.flatMap((p) => [p.serial, p.tf, p.length, p.kind, p.createdAt]);
@@ -48,19 +60,31 @@ describe("search blocks", () => {
     }
   });
 
-  test("a head that is not full is continued; a full one is left as it is", () => {
+  test("a head that is not full is continued; a full one is left as it is (wide blocks)", () => {
     const ps = postings(30, 5).map((p, i) => ({ ...p, serial: 1 + 3 * i, createdAt: 1_700_000_000 + i }));
-    const [head] = encodeBlocks(flat(ps.slice(0, 5)), 5, undefined, 400);
-    const more = encodeBlocks(flat(ps.slice(5)), 30, { ...head!, header: readHeader(head!.bytes) }, 400);
+    const [head] = encodeBlocks(flat(ps.slice(0, 5)), 5, undefined, 400, WIDE);
+    const more = encodeBlocks(
+      flat(ps.slice(5)),
+      30,
+      { ...head!, header: readHeader(head!.bytes) },
+      400,
+      WIDE,
+    );
     expect(more[0]!.firstSerial).toBe(head!.firstSerial);
     expect(all(more)).toEqual(capped(ps));
     expect(readHeader(more.at(-1)!.bytes).df).toBe(30);
 
     const perBlock = Math.floor((400 - 40) / 14);
     for (const n of [perBlock, perBlock - 3]) {
-      const full = encodeBlocks(flat(ps.slice(0, n)), n, undefined, 400);
+      const full = encodeBlocks(flat(ps.slice(0, n)), n, undefined, 400, WIDE);
       const last = full.at(-1)!;
-      const next = encodeBlocks(flat(ps.slice(n)), 30, { ...last, header: readHeader(last.bytes) }, 400);
+      const next = encodeBlocks(
+        flat(ps.slice(n)),
+        30,
+        { ...last, header: readHeader(last.bytes) },
+        400,
+        WIDE,
+      );
       const whole = readHeader(last.bytes).count === perBlock;
       expect(whole).toBe(n === perBlock);
       expect(next[0]!.firstSerial === last.firstSerial).toBe(!whole);
@@ -100,5 +124,95 @@ describe("search blocks", () => {
     const empty = filterBlock(b!.bytes, () => true)!;
     expect(readHeader(empty)).toEqual({ count: 0, df: 15, lastSerial: 0 });
     expect(flat(ps).length).toBe(15 * POSTING_FIELDS);
+  });
+
+  // Two postings one step inside and one step outside each narrow column's range.
+  const pair = (over: Partial<Posting>): Posting[] => [
+    { serial: 10, tf: 1, length: 1, kind: 1, createdAt: 1_700_000_000 },
+    { serial: 11, tf: 1, length: 1, kind: 1, createdAt: 1_700_000_000, ...over },
+  ];
+  const EDGES: [string, Partial<Posting>, Partial<Posting>, number][] = [
+    ["serial", { serial: 10 + 0xffff }, { serial: 10 + 0x10000 }, 2],
+    ["time ahead", { createdAt: 1_700_000_000 + 0x7fff }, { createdAt: 1_700_000_000 + 0x8000 }, 2],
+    ["time behind", { createdAt: 1_700_000_000 - 0x8000 }, { createdAt: 1_700_000_000 - 0x8001 }, 2],
+    ["length", { length: 255 }, { length: 256 }, 1],
+    ["tf", { tf: 255 }, { tf: 256 }, 1],
+    ["kind", { kind: 255 }, { kind: 256 }, 1],
+  ];
+
+  test.each(EDGES)(
+    "a narrow block's %s column is narrow exactly while every posting fits it",
+    (_, inside, outside, extra) => {
+      const narrowest = HEADER + 2 * 7;
+      const [a, ...restA] = encodeBlocks(flat(pair(inside)), 2);
+      const [b, ...restB] = encodeBlocks(flat(pair(outside)), 2);
+      expect([restA.length, restB.length]).toEqual([0, 0]);
+      expect([a!.bytes.length, b!.bytes.length]).toEqual([narrowest, narrowest + 2 * extra]);
+      expect([a!.bytes[0], b!.bytes[0]]).toEqual([NARROW, NARROW]);
+      expect(decodeBlock(a!.bytes)).toEqual(pair(inside));
+      expect(decodeBlock(b!.bytes)).toEqual(pair(outside));
+    },
+  );
+
+  test("a narrow block widened for reading is the wide block of the same postings, byte for byte", () => {
+    for (const seed of [3, 7, 21]) {
+      const ps = postings(300, seed);
+      // every block boundary the same: one posting per block would hide a column bug, so the
+      // wide encoding's blocks are re-encoded narrow one by one
+      for (const wide of encodeBlocks(flat(ps), 300, undefined, 4000, WIDE)) {
+        const [narrow, ...more] = encodeBlocks(flat(decodeBlock(wide.bytes)), 300, undefined, 1e9);
+        expect(more).toHaveLength(0);
+        expect(expandedLength(narrow!.bytes)).toBe(wide.bytes.length);
+        // at an offset and from an unaligned copy, as the readers' arenas meet them
+        const src = new Uint8Array(narrow!.bytes.length + 1);
+        src.set(narrow!.bytes, 1);
+        const arena = new Uint8Array(8 + wide.bytes.length);
+        expandInto(src.subarray(1), arena, 8);
+        expect(Buffer.from(arena.subarray(8))).toEqual(Buffer.from(wide.bytes));
+      }
+    }
+    // a wide block is copied as it is
+    const [w] = encodeBlocks(flat(postings(5, 1)), 5, undefined, 4000, WIDE);
+    const copy = new Uint8Array(w!.bytes.length);
+    expandInto(w!.bytes, copy, 0);
+    expect(Buffer.from(copy)).toEqual(Buffer.from(w!.bytes));
+  });
+
+  test("a narrow head is continued at its widths; a posting that needs wider columns starts a block", () => {
+    const ps = Array.from({ length: 8 }, (_, i) => ({
+      serial: 100 + i,
+      tf: 1 + i,
+      length: 10 + i,
+      kind: 1,
+      createdAt: 1_700_000_000 + i,
+    }));
+    const [head] = encodeBlocks(flat(ps.slice(0, 3)), 3);
+    const cont = encodeBlocks(flat(ps.slice(3, 6)), 6, { ...head!, header: readHeader(head!.bytes) });
+    expect(cont.map((b) => b.firstSerial)).toEqual([100]);
+    expect(cont[0]!.bytes.length).toBe(HEADER + 6 * 7);
+    expect(decodeBlock(cont[0]!.bytes)).toEqual(ps.slice(0, 6));
+    const wider = { ...ps[6]!, kind: 30023 };
+    const next = encodeBlocks(flat([wider, ps[7]!]), 8, { ...cont[0]!, header: readHeader(cont[0]!.bytes) });
+    expect(next.map((b) => b.firstSerial)).toEqual([106]);
+    expect(next[0]!.bytes.length).toBe(HEADER + 2 * 8);
+    expect(all([cont[0]!, ...next])).toEqual([...ps.slice(0, 6), wider, ps[7]!]);
+    expect(readHeader(next[0]!.bytes).df).toBe(8);
+  });
+
+  test("a wide head written before narrow blocks existed is left as it is; the postings after it are narrow", () => {
+    const ps = postings(40, 17).map((p, i) => ({ ...p, serial: 1 + i, createdAt: 1_700_000_000 + i }));
+    const [head] = encodeBlocks(flat(ps.slice(0, 10)), 10, undefined, 4000, WIDE);
+    const more = encodeBlocks(flat(ps.slice(10)), 40, { ...head!, header: readHeader(head!.bytes) });
+    expect(more.map((b) => b.firstSerial)).toEqual([11]);
+    expect(more.map((b) => b.bytes[0])).toEqual([NARROW]);
+    expect(all([head!, ...more])).toEqual(capped(ps));
+  });
+
+  test("a purge keeps a narrow block narrow, at the widths of what is left", () => {
+    const ps = pair({ kind: 30023 });
+    const [b] = encodeBlocks(flat(ps), 2);
+    const kept = filterBlock(b!.bytes, (s) => s === 11)!;
+    expect([kept[0], kept.length]).toEqual([NARROW, HEADER + 7]);
+    expect(decodeBlock(kept)).toEqual([ps[0]!]);
   });
 });

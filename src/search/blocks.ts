@@ -10,10 +10,15 @@
 //                  "impact"                                    → reference length f64 |
 //                                                                 documents then f64
 //
-//   block:  format 1 (=3) | count 4 | df 4 | last serial 8 | base serial 8 | base time 8 | 0 × 7
-//           (40 bytes), then count postings as columns, each little-endian:
-//           created_at − base time i32 × count | serial − base u32 × count |
-//           document length u16 × count | tf u16 × count | kind u16 × count      (14 bytes each)
+//   block:  format 1 | count 4 | df 4 | last serial 8 | base serial 8 | base time 8 |
+//           0 | narrow columns 1 | 0 × 6 (40 bytes), then count postings as columns, each
+//           little-endian, the widest first (so each is aligned for its typed array):
+//     format 3 (wide; the high lists):  created_at − base time i32 | serial − base u32 |
+//           document length u16 | tf u16 | kind u16                          (14 bytes each)
+//     format 4 (narrow; search_blocks): the same columns, each as narrow as every posting of
+//           the block allows: serial − base u16 (a span under 65,536 serials), created_at −
+//           base time i16 (within ±9 hours), length, tf and kind u8 (all ≤ 255); a bit per
+//           narrow column in the header's byte 33                   (7 to 14 bytes each)
 //     count        postings in this block
 //     df           documents containing the token over all its blocks; kept in its last block
 //     last serial  the block's highest serial (blocks are skipped without decoding)
@@ -21,6 +26,14 @@
 //     base time    what the created_at column counts from (the block's first posting's; a
 //                  posting more than 68 years away from it starts a block of its own)
 //
+// Why narrow columns for the postings (format 4): at a million events 96% of postings fit
+// serial u16, time i16, length and tf u8 (kind u16: long-form articles share most words'
+// blocks), 8 bytes instead of 14; blocks hold ~470 postings instead of ~280, and
+// search_blocks took 257 MiB in format 3, the largest derived database. Readers widen a
+// narrow block to format 3's layout as they copy it (one typed-array copy per column) and walk
+// that in place, so the walks' code is the same for both; blocks of format 3 written before
+// stay readable, and a token's next block after one is narrow. The high lists stay wide: every
+// block of them a search reads is merged, where a posting block is mostly skipped.
 // Format 2 kept created_at as f64 and the length as u32: 20 bytes a posting, the largest
 // derived database at a million events (362 MiB); 14 bytes hold the same.
 // Why columns of fixed width, where the first format packed varints: a search walks tens of
@@ -39,9 +52,13 @@
 // analysed (fields.ts), on both the indexed and the not-yet-indexed path.
 import { readU64, serialKey } from "../store/keys.ts";
 
-export const FORMAT = 3;
+/** Blocks of five fixed-width columns (the high lists: read in place, never widened). */
+export const WIDE = 3;
+/** Blocks whose columns are as narrow as their postings allow (the postings). */
+export const NARROW = 4;
+export type BlockFormat = typeof WIDE | typeof NARROW;
 export const HEADER = 40;
-/** bytes of one posting over the five columns */
+/** bytes of one posting over the five columns of a wide block (and of a widened copy) */
 export const POSTING_BYTES = 14;
 /** A block is closed once appending would take it past this many bytes. */
 export const BLOCK_BYTES = 4000;
@@ -53,6 +70,32 @@ export const MAX_LENGTH = 0xffff;
 /** created_at − base time must fit an i32 */
 const MIN_DT = -0x80000000;
 const MAX_DT = 0x7fffffff;
+
+// A narrow block's column widths: header byte 33, a bit per column that is narrow. Serial and
+// time take 2 bytes instead of 4, length, tf and kind 1 instead of 2.
+const FLAGS_AT = 33;
+const SERIAL16 = 1;
+const TIME16 = 2;
+const LENGTH8 = 4;
+const TF8 = 8;
+const KIND8 = 16;
+const ALL_NARROW = 31;
+type Column = "time" | "serial" | "length" | "tf" | "kind";
+const COLUMNS: readonly Column[] = ["time", "serial", "length", "tf", "kind"];
+const NARROW_BIT: Record<Column, number> = {
+  time: TIME16,
+  serial: SERIAL16,
+  length: LENGTH8,
+  tf: TF8,
+  kind: KIND8,
+};
+const WIDE_BYTES: Record<Column, number> = { time: 4, serial: 4, length: 2, tf: 2, kind: 2 };
+
+const width = (flags: number, c: Column): number =>
+  flags & NARROW_BIT[c] ? WIDE_BYTES[c] / 2 : WIDE_BYTES[c];
+
+/** bytes of one posting in a block with these flags (14 for a wide one) */
+const ROW_BYTES = Array.from({ length: 32 }, (_, f) => COLUMNS.reduce((n, c) => n + width(f, c), 0));
 
 export interface Posting {
   serial: number;
@@ -95,11 +138,14 @@ export interface BlockHeader {
 
 export function readHeader(v: Uint8Array): BlockHeader {
   return {
-    count: ((v[1]! << 24) | (v[2]! << 16) | (v[3]! << 8) | v[4]!) >>> 0,
+    count: readCount(v),
     df: ((v[5]! << 24) | (v[6]! << 16) | (v[7]! << 8) | v[8]!) >>> 0,
     lastSerial: readU64(v, 9),
   };
 }
+
+const readCount = (v: Uint8Array): number =>
+  v.length < HEADER ? 0 : ((v[1]! << 24) | (v[2]! << 16) | (v[3]! << 8) | v[4]!) >>> 0;
 
 /** The base serial of a block (its serial column counts from it). */
 export const readBase = (v: Uint8Array): number => readU64(v, 17);
@@ -107,58 +153,91 @@ export const readBase = (v: Uint8Array): number => readU64(v, 17);
 /** The base time of a block (its created_at column counts from it). */
 export const readBaseTime = (v: Uint8Array): number => readU64(v, 25);
 
-/** Where each column of a block of `count` postings starts, from the block's first byte. */
-export function columns(count: number): {
-  time: number;
-  serial: number;
-  length: number;
-  tf: number;
-  kind: number;
-} {
-  const time = HEADER;
-  const serial = time + 4 * count;
-  const length = serial + 4 * count;
-  const tf = length + 2 * count;
-  return { time, serial, length, tf, kind: tf + 2 * count };
+/** A block's narrow columns (0 for a wide block). */
+const readFlags = (v: Uint8Array): number => (v[0] === NARROW ? v[FLAGS_AT]! & ALL_NARROW : 0);
+
+type Columns = Record<Column, number>;
+
+/**
+ * Where each column of a block of `count` postings starts, from the block's first byte: the
+ * widest columns first, so that every column is aligned for its typed array. A wide block's
+ * (`flags` 0) are time, serial, length, tf, kind, as readers of a widened copy expect.
+ */
+export function columns(count: number, flags = 0): Columns {
+  const out = {} as Columns;
+  let at = HEADER;
+  for (const size of [4, 2, 1])
+    for (const c of COLUMNS)
+      if (width(flags, c) === size) {
+        out[c] = at;
+        at += size * count;
+      }
+  return out;
 }
 
 /** Postings to encode, flat: serial, tf, length, kind, created_at for each, ascending serials. */
 export type FlatPostings = number[];
 export const POSTING_FIELDS = 5;
 
+type Ints = Int32Array | Uint32Array | Int16Array | Uint16Array | Uint8Array;
+
 /** Typed views of a block's columns (its bytes must start 4-byte aligned). */
-function views(v: Uint8Array, n: number) {
-  const c = columns(n);
+function views(v: Uint8Array, n: number, flags: number): Record<Column, Ints> {
+  const c = columns(n, flags);
   const buf = v.buffer;
   const at = v.byteOffset;
+  const narrow = (col: Column) => (flags & NARROW_BIT[col]) !== 0;
   return {
-    time: new Int32Array(buf, at + c.time, n),
-    serial: new Uint32Array(buf, at + c.serial, n),
-    length: new Uint16Array(buf, at + c.length, n),
-    tf: new Uint16Array(buf, at + c.tf, n),
-    kind: new Uint16Array(buf, at + c.kind, n),
+    time: narrow("time") ? new Int16Array(buf, at + c.time, n) : new Int32Array(buf, at + c.time, n),
+    serial: narrow("serial")
+      ? new Uint16Array(buf, at + c.serial, n)
+      : new Uint32Array(buf, at + c.serial, n),
+    length: narrow("length") ? new Uint8Array(buf, at + c.length, n) : new Uint16Array(buf, at + c.length, n),
+    tf: narrow("tf") ? new Uint8Array(buf, at + c.tf, n) : new Uint16Array(buf, at + c.tf, n),
+    kind: narrow("kind") ? new Uint8Array(buf, at + c.kind, n) : new Uint16Array(buf, at + c.kind, n),
   };
 }
 
-/** A new block's header: count, df, last serial, base serial and base time. */
-function header(b: Buffer, count: number, df: number, last: number, base: number, baseTime: number): void {
-  b[0] = FORMAT;
+/** A new block's header: count, df, last serial, base serial, base time and its columns' widths. */
+function header(
+  b: Buffer,
+  format: BlockFormat,
+  flags: number,
+  count: number,
+  df: number,
+  last: number,
+  base: number,
+  baseTime: number,
+): void {
+  b[0] = format;
   b.writeUInt32BE(count, 1);
   b.writeUInt32BE(Math.max(0, Math.min(df, 0xffffffff)), 5);
   serialKey(last).copy(b, 9);
   serialKey(base).copy(b, 17);
   serialKey(baseTime).copy(b, 25);
+  b[FLAGS_AT] = flags;
 }
 
-/** Whether the posting at `at` of `p` fits a block counting from `base` and `baseTime`. */
-function fits(p: FlatPostings, at: number, base: number, baseTime: number): boolean {
+/**
+ * The columns the posting at `at` of `p` lets be narrow in a block counting from `base` and
+ * `baseTime` (a NARROW_BIT per column), or -1 when it does not fit such a block at all.
+ */
+function narrowable(p: FlatPostings, at: number, base: number, baseTime: number): number {
+  const offset = p[at]! - base;
   const dt = p[at + 4]! - baseTime;
-  return p[at]! - base <= MAX_OFFSET && dt >= MIN_DT && dt <= MAX_DT;
+  if (offset > MAX_OFFSET || dt < MIN_DT || dt > MAX_DT) return -1;
+  return (
+    (offset <= 0xffff ? SERIAL16 : 0) |
+    (dt >= -0x8000 && dt <= 0x7fff ? TIME16 : 0) |
+    (Math.min(p[at + 2]!, MAX_LENGTH) <= 0xff ? LENGTH8 : 0) |
+    (Math.min(p[at + 1]!, MAX_TF) <= 0xff ? TF8 : 0) |
+    (p[at + 3]! <= 0xff ? KIND8 : 0)
+  );
 }
 
 /** Writes posting `at` of `p` as row `i` of a block's columns. */
 function setRow(
-  col: ReturnType<typeof views>,
+  col: Record<Column, Ints>,
   i: number,
   p: FlatPostings,
   at: number,
@@ -173,60 +252,116 @@ function setRow(
 }
 
 /** One block of `n` postings taken from flat postings `p` at `from`. */
-function encodeBlock(p: FlatPostings, from: number, n: number, df: number): Buffer {
+function encodeBlock(
+  p: FlatPostings,
+  from: number,
+  n: number,
+  df: number,
+  format: BlockFormat,
+  flags: number,
+): Buffer {
   // A buffer of its own, so the columns are aligned for typed arrays.
-  const b = Buffer.from(new ArrayBuffer(HEADER + n * POSTING_BYTES));
+  const b = Buffer.from(new ArrayBuffer(HEADER + n * ROW_BYTES[flags]!));
   const base = p[from]!;
   const baseTime = p[from + 4]!;
-  header(b, n, df, p[from + (n - 1) * POSTING_FIELDS]!, base, baseTime);
-  const col = views(b, n);
+  header(b, format, flags, n, df, p[from + (n - 1) * POSTING_FIELDS]!, base, baseTime);
+  const col = views(b, n, flags);
   for (let i = 0, at = from; i < n; i++, at += POSTING_FIELDS) setRow(col, i, p, at, base, baseTime);
   return b;
 }
 
+/** A copy of `v` that starts 4-byte aligned (itself when it does). */
+const aligned = (v: Uint8Array): Uint8Array => (v.byteOffset % 4 === 0 ? v : v.slice());
+
 /** A block's postings, flat (the inverse of encodeBlock). */
 export function flatten(v: Uint8Array, out: FlatPostings = []): FlatPostings {
-  const n = readHeader(v).count;
+  const n = readCount(v);
+  if (n === 0) return out;
   const base = readBase(v);
   const baseTime = readBaseTime(v);
-  const col = views(v.byteOffset % 4 === 0 ? v : v.slice(), n);
+  const col = views(aligned(v), n, readFlags(v));
   for (let i = 0; i < n; i++)
     out.push(base + col.serial[i]!, col.tf[i]!, col.length[i]!, col.kind[i]!, baseTime + col.time[i]!);
   return out;
+}
+
+/** The size of a block read as a wide one (expandInto). */
+export const expandedLength = (v: Uint8Array): number =>
+  v[0] === NARROW ? HEADER + readCount(v) * POSTING_BYTES : v.length;
+
+/**
+ * Writes block `v` into `dst` at `at` (8-byte aligned in its buffer) as a wide block, the layout
+ * readers walk in place: a wide block is copied, a narrow one's columns are widened, each by one
+ * typed-array copy.
+ */
+export function expandInto(v: Uint8Array, dst: Uint8Array, at: number): void {
+  if (v[0] !== NARROW) {
+    dst.set(v, at);
+    return;
+  }
+  const n = readCount(v);
+  dst.set(v.subarray(0, HEADER), at);
+  dst[at] = WIDE;
+  dst[at + FLAGS_AT] = 0;
+  if (n === 0) return;
+  const from = views(aligned(v), n, readFlags(v));
+  const to = views(new Uint8Array(dst.buffer, dst.byteOffset + at, HEADER + n * POSTING_BYTES), n, 0);
+  for (const c of COLUMNS) to[c].set(from[c]);
 }
 
 /**
  * Encodes postings into blocks of at most about `blockBytes`, continuing `head` (an existing
  * block, whose postings all precede these) when given: its postings and these are written
  * again as one run. Every block gets `df` in its header; only the last one's counts. The first
- * block returned starts at `head`'s first serial.
+ * block returned starts at `head`'s first serial. A narrow block's columns are as narrow as all
+ * its postings allow: a block is closed where the next posting would not fit in `blockBytes`
+ * at the widths it needs.
  */
 export function encodeBlocks(
   postings: FlatPostings,
   df: number,
   head?: { firstSerial: number; bytes: Uint8Array; header: BlockHeader },
   blockBytes = BLOCK_BYTES,
+  format: BlockFormat = NARROW,
 ): { firstSerial: number; bytes: Buffer }[] {
-  const perBlock = Math.max(1, Math.floor((blockBytes - HEADER) / POSTING_BYTES));
   const total = postings.length / POSTING_FIELDS;
+  const allowed = format === NARROW ? ALL_NARROW : 0;
   const out: { firstSerial: number; bytes: Buffer }[] = [];
   let i = 0;
-  // A head with room takes what fits; a full head stays as it is (only the last block's df is
-  // read) and the postings start a block.
-  if (head && head.header.count < perBlock) {
+  // A head of the same format with room takes what fits at its widths; any other head stays as
+  // it is (only the last block's df is read) and the postings start a block.
+  if (head && head.bytes[0] === format && head.header.count > 0) {
     const had = head.header.count;
+    const flags = readFlags(head.bytes);
+    const row = ROW_BYTES[flags]!;
     const base = readBase(head.bytes);
     const baseTime = readBaseTime(head.bytes);
-    while (i < total && had + i < perBlock && fits(postings, i * POSTING_FIELDS, base, baseTime)) i++;
+    while (i < total && HEADER + (had + i + 1) * row <= blockBytes) {
+      const fits = narrowable(postings, i * POSTING_FIELDS, base, baseTime);
+      if (fits < 0 || (fits & flags) !== flags) break;
+      i++;
+    }
     if (i > 0)
-      out.push({ firstSerial: head.firstSerial, bytes: extendBlock(head.bytes, had, base, postings, i, df) });
+      out.push({
+        firstSerial: head.firstSerial,
+        bytes: extendBlock(head.bytes, had, format, flags, base, postings, i, df),
+      });
   }
   while (i < total) {
-    const base = postings[i * POSTING_FIELDS]!;
-    const baseTime = postings[i * POSTING_FIELDS + 4]!;
-    let n = 0;
-    while (i + n < total && n < perBlock && fits(postings, (i + n) * POSTING_FIELDS, base, baseTime)) n++;
-    out.push({ firstSerial: base, bytes: encodeBlock(postings, i * POSTING_FIELDS, n, df) });
+    const at = i * POSTING_FIELDS;
+    const base = postings[at]!;
+    const baseTime = postings[at + 4]!;
+    let flags = narrowable(postings, at, base, baseTime) & allowed;
+    let n = 1;
+    while (i + n < total) {
+      const fits = narrowable(postings, (i + n) * POSTING_FIELDS, base, baseTime);
+      if (fits < 0) break;
+      const next = flags & fits;
+      if (HEADER + (n + 1) * ROW_BYTES[next]! > blockBytes) break;
+      flags = next;
+      n++;
+    }
+    out.push({ firstSerial: base, bytes: encodeBlock(postings, at, n, df, format, flags) });
     i += n;
   }
   return out;
@@ -234,28 +369,26 @@ export function encodeBlocks(
 
 /**
  * A block holding `head`'s `had` postings (copied column by column) and then the first `n` of
- * `p`, all counted from `base`: appending a batch to a token's last block costs a copy of it
- * plus the new postings, not a decode and encode of every posting it held.
+ * `p`, all counted from `base` at the head's widths: appending a batch to a token's last block
+ * costs a copy of it plus the new postings, not a decode and encode of every posting it held.
  */
 function extendBlock(
   head: Uint8Array,
   had: number,
+  format: BlockFormat,
+  flags: number,
   base: number,
   p: FlatPostings,
   n: number,
   df: number,
 ): Buffer {
   const count = had + n;
-  const b = Buffer.from(new ArrayBuffer(HEADER + count * POSTING_BYTES));
+  const b = Buffer.from(new ArrayBuffer(HEADER + count * ROW_BYTES[flags]!));
   const baseTime = readBaseTime(head);
-  header(b, count, df, p[(n - 1) * POSTING_FIELDS]!, base, baseTime);
-  const col = views(b, count);
-  const old = views(head.byteOffset % 4 === 0 ? head : head.slice(), had);
-  col.time.set(old.time);
-  col.serial.set(old.serial);
-  col.length.set(old.length);
-  col.tf.set(old.tf);
-  col.kind.set(old.kind);
+  header(b, format, flags, count, df, p[(n - 1) * POSTING_FIELDS]!, base, baseTime);
+  const col = views(b, count, flags);
+  const old = views(aligned(head), had, flags);
+  for (const c of COLUMNS) col[c].set(old[c]);
   for (let i = 0, at = 0; i < n; i++, at += POSTING_FIELDS) setRow(col, had + i, p, at, base, baseTime);
   return b;
 }
@@ -284,7 +417,12 @@ export function filterBlock(v: Uint8Array, drop: (serial: number) => boolean): B
     serialKey(0).copy(b, 9);
     return b;
   }
-  return encodeBlock(kept, 0, kept.length / POSTING_FIELDS, h.df);
+  // The block's own format, at the widths its remaining postings allow.
+  const format: BlockFormat = v[0] === NARROW ? NARROW : WIDE;
+  const n = kept.length / POSTING_FIELDS;
+  let flags = format === NARROW ? ALL_NARROW : 0;
+  for (let i = 0; i < kept.length; i += POSTING_FIELDS) flags &= narrowable(kept, i, kept[0]!, kept[4]!);
+  return encodeBlock(kept, 0, n, h.df, format, flags);
 }
 
 /** Every posting of a block (for tests and tools; searches read the columns in place). */

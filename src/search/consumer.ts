@@ -24,6 +24,7 @@ import {
   keyFirstSerial,
   MAX_LENGTH,
   MAX_TF,
+  NARROW,
   POSTING_FIELDS,
   readHeader,
   readStats,
@@ -31,6 +32,7 @@ import {
   statsValue,
   tokenBounds,
   tokenPrefix,
+  WIDE,
   withDf,
 } from "./blocks.ts";
 import { eventTokens } from "./fields.ts";
@@ -203,7 +205,7 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
     let list: FlatPostings = [];
     const flush = () => {
       if (prefix && list.length > 0)
-        for (const blk of encodeBlocks(list, list.length / POSTING_FIELDS, undefined, this.blockBytes))
+        for (const blk of encodeBlocks(list, list.length / POSTING_FIELDS, undefined, this.blockBytes, WIDE))
           this.high.put(blockKey(prefix, blk.firstSerial), blk.bytes);
       list = [];
     };
@@ -244,7 +246,9 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
       if (last) b.put(blockKey(prefix, last.firstSerial), withDf(last.bytes, df));
       return;
     }
-    for (const blk of encodeBlocks(add, df, last, this.blockBytes))
+    // The high lists stay wide: a search merges them in place, every block of them it reads.
+    const format = b === this.high ? WIDE : NARROW;
+    for (const blk of encodeBlocks(add, df, last, this.blockBytes, format))
       b.put(blockKey(prefix, blk.firstSerial), blk.bytes);
   }
 

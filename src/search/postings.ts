@@ -1,6 +1,7 @@
 // One word's postings as a search walks them: in serial order, read from the index a group of
 // blocks at a time (no read transaction is held between groups, so a search can yield between
-// them). Blocks are copied into an aligned arena the stream reuses and their columns
+// them). Blocks are copied into an aligned arena the stream reuses, a narrow block widened to
+// the wide layout as it is copied (one typed-array copy per column), and their columns
 // (blocks.ts) read in place through typed arrays: a step reads one serial, the other fields are
 // read only for the posting the caller stops at, and `seek` skips whole blocks by their last
 // serial and searches inside a block by galloping. That is what makes intersecting a rare word
@@ -9,6 +10,8 @@ import type { Database } from "lmdb";
 import {
   blockKey,
   columns,
+  expandedLength,
+  expandInto,
   HEADER,
   keyFirstSerial,
   readBase,
@@ -246,15 +249,16 @@ export class PostingStream {
     })) {
       // `value` is lmdb-js's view, valid until the next step of this loop: copy it now.
       const v = value as Uint8Array;
-      this.reserve(used + v.length);
-      this.a.u8.set(v, used);
+      const size = expandedLength(v);
+      this.reserve(used + size);
+      expandInto(v, this.a.u8, used);
       const h = readHeader(v);
       this.blkAt.push(used);
       this.blkCount.push(v.length >= HEADER ? h.count : 0);
       this.blkLast.push(h.lastSerial);
       this.blkBase.push(readBase(v));
       this.blkBaseTime.push(readBaseTime(v));
-      used += (v.length + 7) & ~7;
+      used += (size + 7) & ~7;
       lastFirst = keyFirstSerial(key as Uint8Array);
     }
     const got = this.blkAt.length;
@@ -316,9 +320,10 @@ export class PostingLookup {
       const v = value as Uint8Array;
       const n = v.length >= HEADER ? readHeader(v).count : 0;
       if (n === 0) return;
-      // `value` is lmdb-js's view, valid until its next read: copied to an aligned buffer.
-      if (this.buf.length < v.length) this.buf = new Uint8Array(Math.max(v.length, 4096));
-      this.buf.set(v);
+      // `value` is lmdb-js's view, valid until its next read: copied (widened) to an aligned buffer.
+      const size = expandedLength(v);
+      if (this.buf.length < size) this.buf = new Uint8Array(Math.max(size, 4096));
+      expandInto(v, this.buf, 0);
       const c = columns(n);
       this.serials = new Uint32Array(this.buf.buffer, c.serial, n);
       this.tfs = new Uint16Array(this.buf.buffer, c.tf, n);
