@@ -29,11 +29,12 @@
 // Why narrow columns for the postings (format 4): at a million events 96% of postings fit
 // serial u16, time i16, length and tf u8 (kind u16: long-form articles share most words'
 // blocks), 8 bytes instead of 14; blocks hold ~470 postings instead of ~280, and
-// search_blocks took 257 MiB in format 3, the largest derived database. Readers widen a
-// narrow block to format 3's layout as they copy it (one typed-array copy per column) and walk
-// that in place, so the walks' code is the same for both; blocks of format 3 written before
-// stay readable, and a token's next block after one is narrow. The high lists stay wide: every
-// block of them a search reads is merged, where a posting block is mostly skipped.
+// search_blocks took 257 MiB in format 3 (the largest derived database), 161 MiB in format 4.
+// Readers walk either format in place, reading each column through the typed array of its
+// width (postings.ts); widening each block to format 3's layout as it was read instead cost
+// a quarter of a search's time at 50k events. Blocks of format 3 written before stay as they
+// are, and a token's next block after one is narrow. The high lists stay wide (format 3):
+// they are a few MiB, and every posting of them a search reads is merged.
 // Format 2 kept created_at as f64 and the length as u32: 20 bytes a posting, the largest
 // derived database at a million events (362 MiB); 14 bytes hold the same.
 // Why columns of fixed width, where the first format packed varints: a search walks tens of
@@ -90,6 +91,9 @@ const NARROW_BIT: Record<Column, number> = {
   kind: KIND8,
 };
 const WIDE_BYTES: Record<Column, number> = { time: 4, serial: 4, length: 2, tf: 2, kind: 2 };
+
+/** Whether column `c` of a block with these flags is narrow (readFlags). */
+export const isNarrow = (flags: number, c: Column): boolean => (flags & NARROW_BIT[c]) !== 0;
 
 const width = (flags: number, c: Column): number =>
   flags & NARROW_BIT[c] ? WIDE_BYTES[c] / 2 : WIDE_BYTES[c];
@@ -154,7 +158,7 @@ export const readBase = (v: Uint8Array): number => readU64(v, 17);
 export const readBaseTime = (v: Uint8Array): number => readU64(v, 25);
 
 /** A block's narrow columns (0 for a wide block). */
-const readFlags = (v: Uint8Array): number => (v[0] === NARROW ? v[FLAGS_AT]! & ALL_NARROW : 0);
+export const readFlags = (v: Uint8Array): number => (v[0] === NARROW ? v[FLAGS_AT]! & ALL_NARROW : 0);
 
 type Columns = Record<Column, number>;
 
@@ -283,30 +287,6 @@ export function flatten(v: Uint8Array, out: FlatPostings = []): FlatPostings {
   for (let i = 0; i < n; i++)
     out.push(base + col.serial[i]!, col.tf[i]!, col.length[i]!, col.kind[i]!, baseTime + col.time[i]!);
   return out;
-}
-
-/** The size of a block read as a wide one (expandInto). */
-export const expandedLength = (v: Uint8Array): number =>
-  v[0] === NARROW ? HEADER + readCount(v) * POSTING_BYTES : v.length;
-
-/**
- * Writes block `v` into `dst` at `at` (8-byte aligned in its buffer) as a wide block, the layout
- * readers walk in place: a wide block is copied, a narrow one's columns are widened, each by one
- * typed-array copy.
- */
-export function expandInto(v: Uint8Array, dst: Uint8Array, at: number): void {
-  if (v[0] !== NARROW) {
-    dst.set(v, at);
-    return;
-  }
-  const n = readCount(v);
-  dst.set(v.subarray(0, HEADER), at);
-  dst[at] = WIDE;
-  dst[at + FLAGS_AT] = 0;
-  if (n === 0) return;
-  const from = views(aligned(v), n, readFlags(v));
-  const to = views(new Uint8Array(dst.buffer, dst.byteOffset + at, HEADER + n * POSTING_BYTES), n, 0);
-  for (const c of COLUMNS) to[c].set(from[c]);
 }
 
 /**

@@ -1,8 +1,7 @@
 // One word's postings as a search walks them: in serial order, read from the index a group of
 // blocks at a time (no read transaction is held between groups, so a search can yield between
-// them). Blocks are copied into an aligned arena the stream reuses, a narrow block widened to
-// the wide layout as it is copied (one typed-array copy per column), and their columns
-// (blocks.ts) read in place through typed arrays: a step reads one serial, the other fields are
+// them). Blocks are copied into an aligned arena the stream reuses and their columns
+// (blocks.ts, wide or narrow) read in place through typed arrays: a step reads one serial, the other fields are
 // read only for the posting the caller stops at, and `seek` skips whole blocks by their last
 // serial and searches inside a block by galloping. That is what makes intersecting a rare word
 // with a common one cheap.
@@ -10,12 +9,12 @@ import type { Database } from "lmdb";
 import {
   blockKey,
   columns,
-  expandedLength,
-  expandInto,
   HEADER,
+  isNarrow,
   keyFirstSerial,
   readBase,
   readBaseTime,
+  readFlags,
   readHeader,
   tokenBounds,
 } from "./blocks.ts";
@@ -37,18 +36,20 @@ export const VIEW_ENCODER = {
 /** A stream's copy of its current group of blocks, with typed views of the whole of it. */
 interface Arena {
   u8: Uint8Array;
+  i16: Int16Array;
+  u16: Uint16Array;
   i32: Int32Array;
   u32: Uint32Array;
-  u16: Uint16Array;
 }
 
 const arenaOf = (bytes: number): Arena => {
   const b = new ArrayBuffer(bytes);
   return {
     u8: new Uint8Array(b),
+    i16: new Int16Array(b),
+    u16: new Uint16Array(b),
     i32: new Int32Array(b),
     u32: new Uint32Array(b),
-    u16: new Uint16Array(b),
   };
 };
 
@@ -79,13 +80,19 @@ export class PostingStream {
   private blkLast: number[] = [];
   private blkBase: number[] = [];
   private blkBaseTime: number[] = [];
+  private blkFlags: number[] = [];
   private gi = 0;
-  /** the current block: where its columns start (in elements of their views) */
+  /** the current block: where its columns start (in elements of their views), and which are narrow */
   private timeAt = 0;
   private serialAt = 0;
   private lengthAt = 0;
   private tfAt = 0;
   private kindAt = 0;
+  private time16 = false;
+  private serial16 = false;
+  private length8 = false;
+  private tf8 = false;
+  private kind8 = false;
   private base = 0;
   private baseTime = 0;
   private n = 0;
@@ -101,22 +108,29 @@ export class PostingStream {
 
   /** Fields of the current posting. */
   get tf(): number {
-    return this.a.u16[this.tfAt + this.i]!;
+    return this.tf8 ? this.a.u8[this.tfAt + this.i]! : this.a.u16[this.tfAt + this.i]!;
   }
   get length(): number {
-    return this.a.u16[this.lengthAt + this.i]!;
+    return this.length8 ? this.a.u8[this.lengthAt + this.i]! : this.a.u16[this.lengthAt + this.i]!;
   }
   get kind(): number {
-    return this.a.u16[this.kindAt + this.i]!;
+    return this.kind8 ? this.a.u8[this.kindAt + this.i]! : this.a.u16[this.kindAt + this.i]!;
   }
   get createdAt(): number {
-    return this.baseTime + this.a.i32[this.timeAt + this.i]!;
+    return (
+      this.baseTime + (this.time16 ? this.a.i16[this.timeAt + this.i]! : this.a.i32[this.timeAt + this.i]!)
+    );
+  }
+
+  /** The current block's serial column (serials relative to its base, from `serialAt`). */
+  private get serials(): Uint16Array | Uint32Array {
+    return this.serial16 ? this.a.u16 : this.a.u32;
   }
 
   /** The next posting; false when there is none. */
   next(): boolean {
     if (++this.i >= this.n && !this.nextBlock(0)) return false;
-    this.serial = this.base + this.a.u32[this.serialAt + this.i]!;
+    this.serial = this.base + this.serials[this.serialAt + this.i]!;
     return true;
   }
 
@@ -130,7 +144,7 @@ export class PostingStream {
     // entered then holds a posting at or above it.
     if (this.last < target && !this.nextBlock(target)) return false;
     const rel = target - this.base;
-    const o = this.a.u32;
+    const o = this.serials;
     const at = this.serialAt;
     let lo = this.i;
     if (o[at + lo]! < rel) {
@@ -163,8 +177,8 @@ export class PostingStream {
   meet(o: PostingStream): boolean {
     if (o.n === 0 && !o.seek(this.serial)) return false;
     for (;;) {
-      const a = this.a.u32;
-      const b = o.a.u32;
+      const a = this.serials;
+      const b = o.serials;
       let ai = this.serialAt + this.i;
       let bi = o.serialAt + o.i;
       const ab = this.base;
@@ -197,19 +211,25 @@ export class PostingStream {
       const j = this.gi++;
       const n = this.blkCount[j]!;
       if (this.blkLast[j]! < atLeast || n === 0) continue;
-      const c = columns(n);
+      const flags = this.blkFlags[j]!;
+      const c = columns(n, flags);
       const at = this.blkAt[j]!;
-      this.timeAt = (at + c.time) / 4;
-      this.serialAt = (at + c.serial) / 4;
-      this.lengthAt = (at + c.length) / 2;
-      this.tfAt = (at + c.tf) / 2;
-      this.kindAt = (at + c.kind) / 2;
+      this.time16 = isNarrow(flags, "time");
+      this.serial16 = isNarrow(flags, "serial");
+      this.length8 = isNarrow(flags, "length");
+      this.tf8 = isNarrow(flags, "tf");
+      this.kind8 = isNarrow(flags, "kind");
+      this.timeAt = (at + c.time) / (this.time16 ? 2 : 4);
+      this.serialAt = (at + c.serial) / (this.serial16 ? 2 : 4);
+      this.lengthAt = this.length8 ? at + c.length : (at + c.length) / 2;
+      this.tfAt = this.tf8 ? at + c.tf : (at + c.tf) / 2;
+      this.kindAt = this.kind8 ? at + c.kind : (at + c.kind) / 2;
       this.base = this.blkBase[j]!;
       this.baseTime = this.blkBaseTime[j]!;
       this.n = n;
       this.i = 0;
       this.last = this.blkLast[j]!;
-      this.serial = this.base + this.a.u32[this.serialAt]!;
+      this.serial = this.base + this.serials[this.serialAt]!;
       return true;
     }
   }
@@ -237,7 +257,7 @@ export class PostingStream {
   /** Reads the next group of blocks into the arena; false at the end of the token. */
   private read(): boolean {
     this.blkAt.length = this.blkCount.length = this.blkLast.length = this.blkBase.length = 0;
-    this.blkBaseTime.length = 0;
+    this.blkBaseTime.length = this.blkFlags.length = 0;
     this.gi = 0;
     if (this.exhausted) return false;
     let used = 0;
@@ -249,16 +269,16 @@ export class PostingStream {
     })) {
       // `value` is lmdb-js's view, valid until the next step of this loop: copy it now.
       const v = value as Uint8Array;
-      const size = expandedLength(v);
-      this.reserve(used + size);
-      expandInto(v, this.a.u8, used);
+      this.reserve(used + v.length);
+      this.a.u8.set(v, used);
       const h = readHeader(v);
       this.blkAt.push(used);
       this.blkCount.push(v.length >= HEADER ? h.count : 0);
       this.blkLast.push(h.lastSerial);
       this.blkBase.push(readBase(v));
       this.blkBaseTime.push(readBaseTime(v));
-      used += (size + 7) & ~7;
+      this.blkFlags.push(readFlags(v));
+      used += (v.length + 7) & ~7;
       lastFirst = keyFirstSerial(key as Uint8Array);
     }
     const got = this.blkAt.length;
@@ -277,8 +297,8 @@ export class PostingStream {
  */
 export class PostingLookup {
   private buf = new Uint8Array(0);
-  private serials = new Uint32Array(0);
-  private tfs = new Uint16Array(0);
+  private serials: Uint16Array | Uint32Array = new Uint32Array(0);
+  private tfs: Uint8Array | Uint16Array = new Uint16Array(0);
   private first = 1;
   private last = 0;
   private base = 0;
@@ -320,13 +340,16 @@ export class PostingLookup {
       const v = value as Uint8Array;
       const n = v.length >= HEADER ? readHeader(v).count : 0;
       if (n === 0) return;
-      // `value` is lmdb-js's view, valid until its next read: copied (widened) to an aligned buffer.
-      const size = expandedLength(v);
-      if (this.buf.length < size) this.buf = new Uint8Array(Math.max(size, 4096));
-      expandInto(v, this.buf, 0);
-      const c = columns(n);
-      this.serials = new Uint32Array(this.buf.buffer, c.serial, n);
-      this.tfs = new Uint16Array(this.buf.buffer, c.tf, n);
+      // `value` is lmdb-js's view, valid until its next read: copied to an aligned buffer.
+      if (this.buf.length < v.length) this.buf = new Uint8Array(Math.max(v.length, 4096));
+      this.buf.set(v);
+      const flags = readFlags(v);
+      const c = columns(n, flags);
+      const b = this.buf.buffer;
+      this.serials = isNarrow(flags, "serial")
+        ? new Uint16Array(b, c.serial, n)
+        : new Uint32Array(b, c.serial, n);
+      this.tfs = isNarrow(flags, "tf") ? new Uint8Array(b, c.tf, n) : new Uint16Array(b, c.tf, n);
       this.base = readBase(v);
       this.first = keyFirstSerial(key as Uint8Array);
       this.last = readHeader(v).lastSerial;
