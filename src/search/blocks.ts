@@ -29,11 +29,11 @@
 // Why narrow columns for the postings (format 4): at a million events 96% of postings fit
 // serial u16, time i16, length and tf u8 (kind u16: long-form articles share most words'
 // blocks), 8 bytes instead of 14; blocks hold ~470 postings instead of ~280, and
-// search_blocks took 257 MiB in format 3 (the largest derived database), 161 MiB in format 4.
+// search_blocks took 257 MiB in format 3 (the largest derived database), 152 MiB in format 4.
 // Readers walk either format in place, reading each column through the typed array of its
 // width (postings.ts); widening each block to format 3's layout as it was read instead cost
-// a quarter of a search's time at 50k events. Blocks of format 3 written before stay as they
-// are, and a token's next block after one is narrow. The high lists stay wide (format 3):
+// a quarter of a search's time at 50k events. The postings are rebuilt in format 4 on upgrade
+// (consumer.ts); a list that mixes both formats still reads right. The high lists stay wide (format 3):
 // they are a few MiB, and every posting of them a search reads is merged.
 // Format 2 kept created_at as f64 and the length as u32: 20 bytes a posting, the largest
 // derived database at a million events (362 MiB); 14 bytes hold the same.

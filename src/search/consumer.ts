@@ -83,7 +83,10 @@ export interface SearchSnapshot {
 }
 
 // 4: the high-impact lists (search_high) beside the blocks
-const BLOCK_FORMAT_VERSION = 4;
+// 5: posting blocks in narrow columns (blocks.ts format 4). Rebuilt on upgrade, so that a
+//    store's blocks are all narrow at once, and so that a relay from before, which reads only
+//    format 3, rebuilds after a downgrade instead of misreading them.
+const BLOCK_FORMAT_VERSION = 5;
 /** Removed documents whose postings are purged together once this many wait. */
 export const PURGE_AT = 4096;
 /**
