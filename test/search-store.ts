@@ -8,9 +8,12 @@ import { closeStore, openStore } from "../src/store/store.ts";
 import { Writer } from "../src/store/writer.ts";
 import { tempDir } from "./harness.ts";
 
-export function searchStore(prefix: string, config: Config) {
-  const s = openStore(tempDir(prefix));
-  const d = openConsumers(s, config, { log: () => {} });
+/** `thread`: the consumers on their own thread, as the relay runs them (searches walk there too). */
+export function searchStore(prefix: string, config: Config, thread = false) {
+  const dir = tempDir(prefix);
+  const s = openStore(dir);
+  // the consumers' thread opens the store at config.data
+  const d = openConsumers(s, { ...config, data: dir }, { log: () => {}, thread });
   const w = new Writer(s, 64, (st, rm) => d.runner.committed(st, rm));
   afterAll(async () => {
     await w.drain();

@@ -2,6 +2,7 @@
 // environment that also writes their watermarks: in this thread (data commands, tests, and the
 // fallback), or on the consumers' own thread (worker.ts) in the relay.
 import { Worker } from "node:worker_threads";
+import type { WalkReply, WalkRequest } from "../search/remote.ts";
 import type { Consumer, Prepared } from "../store/consumer.ts";
 import { writeWatermark } from "../store/consumer.ts";
 import type { Store } from "../store/types.ts";
@@ -132,6 +133,9 @@ export interface Applied {
 export class ThreadApplier implements Applier {
   private readonly worker: Worker;
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
+  private readonly walks = new Map<number, { resolve: (r: WalkReply) => void; reject: (e: Error) => void }>();
+  private walkIds = 0;
+  private walksInFlight = 0;
   broken = false;
   /** the thread's JavaScript heap as of its last batch (/metrics) */
   heap = { size: 0, capacity: 0 };
@@ -146,7 +150,14 @@ export class ThreadApplier implements Applier {
       workerData: { path, names, mapSizeGb },
       name: "consumers",
     });
-    this.worker.on("message", (m: Applied | { closed: true }) => {
+    this.worker.on("message", (m: Applied | { closed: true } | { walk: number; reply: WalkReply }) => {
+      if ("walk" in m) {
+        this.walksInFlight--;
+        const w = this.walks.get(m.walk);
+        this.walks.delete(m.walk);
+        w?.resolve(m.reply);
+        return;
+      }
       if (!("n" in m)) {
         this.closed?.();
         return;
@@ -164,6 +175,27 @@ export class ThreadApplier implements Applier {
       this.closed?.();
       for (const w of this.waiting.values()) w.reject(new Error(`consumers' thread failed: ${e.message}`));
       this.waiting.clear();
+      for (const w of this.walks.values()) w.reject(new Error(`consumers' thread failed: ${e.message}`));
+      this.walks.clear();
+    });
+  }
+
+  /**
+   * Whether a search walk sent now would start at once: no batch being applied, and fewer than
+   * two walks in flight (the second keeps the thread busy while the first's answer travels).
+   */
+  idle(): boolean {
+    return !this.broken && this.waiting.size === 0 && this.walksInFlight < 2;
+  }
+
+  /** A search's walk on the consumers' thread (search/remote.ts). */
+  walk(req: WalkRequest): Promise<WalkReply> {
+    if (this.broken) return Promise.reject(new Error("consumers' thread is gone"));
+    const id = ++this.walkIds;
+    this.walksInFlight++;
+    return new Promise((resolve, reject) => {
+      this.walks.set(id, { resolve, reject });
+      this.worker.postMessage({ walk: id, req });
     });
   }
 

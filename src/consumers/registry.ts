@@ -94,6 +94,13 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
   if (!registers) markStale(store, REGISTERS_CONSUMER);
   const indexes = new Indexes(store);
   const consumers = [indexes, search, counters, registers].filter((c) => c !== undefined) as Consumer[];
+  const thread = o.thread
+    ? new ThreadApplier(
+        config.data,
+        consumers.map((c) => c.name),
+        config["store.mapSizeGb"],
+      )
+    : undefined;
   const runner = new ConsumerRunner(store, consumers, {
     intervalMs: config["consumers.intervalMs"],
     idleMs: config["consumers.idleMs"],
@@ -102,13 +109,7 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
     maxBytes: config["consumers.maxBacklogMb"] * 2 ** 20,
     log,
     logError: o.logError,
-    applier: o.thread
-      ? new ThreadApplier(
-          config.data,
-          consumers.map((c) => c.name),
-          config["store.mapSizeGb"],
-        )
-      : undefined,
+    applier: thread,
   });
   indexes.tail = runner.tail(indexes);
   if (search) search.tail = runner.tail(search);
@@ -122,6 +123,7 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
     search,
     counters,
     registers,
-    searcher: search ? searcher(search) : undefined,
+    // Search walks go to the consumers' thread whenever it is idle (search/remote.ts).
+    searcher: search ? searcher(search, thread) : undefined,
   };
 }

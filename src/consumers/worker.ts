@@ -1,12 +1,17 @@
 // The consumers' thread: applies each generation the runner sends (the serials of its events,
 // the seqs of its removal records) to the same consumers the main thread reads, in its own
 // handles on the same LMDB environments. Reading the events from the log, parsing and deriving
-// (tokenising, counting) happen here, once per event for every consumer.
+// (tokenising, counting) happen here, once per event for every consumer. Between batches it
+// also walks search postings for the main thread (search/remote.ts).
 
 import { heapStats } from "bun:jsc";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
 import type { NostrEvent } from "../nostr/event.ts";
+import { Candidates } from "../search/candidates.ts";
+import type { SearchIndex } from "../search/consumer.ts";
+import type { WalkReply, WalkRequest } from "../search/remote.ts";
+import { runWalk, walkReply } from "../search/remote.ts";
 import { commitCause, fullReason, guardCommitRejections } from "../store/full.ts";
 import { readU64, serialKey } from "../store/keys.ts";
 import { removalsAfter } from "../store/removals.ts";
@@ -38,7 +43,42 @@ function removed(seq: number): [number, NostrEvent] {
   return [readU64(v, 0), JSON.parse(v.toString("utf8", 8)) as NostrEvent];
 }
 
-parentPort?.on("message", async (g: GenPayload | { close: true }) => {
+/** The search consumer, whose index the main thread's searches may walk here (remote.ts). */
+const search = consumers.find((c) => c.name === "search") as SearchIndex | undefined;
+
+/** Runs a search's walk for the main thread and sends back its candidates. */
+async function walk(id: number, r: WalkRequest): Promise<void> {
+  const c = Candidates.take();
+  let reply: WalkReply;
+  try {
+    if (!search) throw new Error("search is not enabled");
+    // The latest snapshot, which holds everything up to the search's watermark.
+    store.derived.resetReadTxn();
+    reply = walkReply(c, await runWalk(search, r, c));
+  } catch (e) {
+    reply = {
+      n: 0,
+      serial: new Float64Array(0),
+      time: new Float64Array(0),
+      score: new Float64Array(0),
+      bound: null,
+      error: String(e),
+    };
+  } finally {
+    c.release();
+  }
+  parentPort?.postMessage({ walk: id, reply }, [
+    reply.serial.buffer,
+    reply.time.buffer,
+    reply.score.buffer,
+  ] as never);
+}
+
+parentPort?.on("message", async (g: GenPayload | { close: true } | { walk: number; req: WalkRequest }) => {
+  if ("walk" in g) {
+    await walk(g.walk, g.req);
+    return;
+  }
   if ("close" in g) {
     // Closed here, not by the thread's teardown: lmdb-js shares one environment between the
     // threads of a process, and the main thread closes it right after.

@@ -25,8 +25,10 @@ import type { SearchIndex } from "./consumer.ts";
 import { eventLanguages } from "./fields.ts";
 import { highCandidates } from "./high-walk.ts";
 import { allCandidates } from "./intersect.ts";
-import type { Prepared } from "./plan.ts";
-import { prepare, setUp } from "./plan.ts";
+import type { Prepared, Setup } from "./plan.ts";
+import { addViews, prepare, setUp } from "./plan.ts";
+import type { WalkOffload, WalkReply } from "./remote.ts";
+import { addReply, walkRequest } from "./remote.ts";
 
 /** How searches were answered: from the high lists alone, or by ranking every match. */
 export const searchPaths = { high: 0, all: 0 };
@@ -48,6 +50,7 @@ async function searchFilter(
   f: Filter,
   limit: number,
   o: QueryOptions,
+  off: WalkOffload | undefined,
 ): Promise<SearchHit[] | undefined> {
   const p = prepare(f, o);
   if (!p || limit === 0) return [];
@@ -57,7 +60,7 @@ async function searchFilter(
   try {
     // The high lists first: when the limit-th best of their documents scores above what any
     // other document can, that is the answer (impact.ts). Otherwise every match is ranked.
-    const bound = await highCandidates(ix, u, o, c, limit);
+    const bound = await highWalk(ix, u, o, c, limit, off);
     if (bound === false) return undefined;
     if (bound !== undefined) {
       const hits = await best(s, p, c, limit, o);
@@ -70,11 +73,68 @@ async function searchFilter(
       c = Candidates.take();
     }
     searchPaths.all++;
-    return (await allCandidates(ix, u, o, c)) ? unscored(await best(s, p, c, limit, o)) : undefined;
+    return (await allWalk(ix, u, o, c, off)) ? unscored(await best(s, p, c, limit, o)) : undefined;
   } finally {
     c.release();
   }
 }
+
+/**
+ * A walk on the other thread (remote.ts) when it is idle and the walk can go, with the
+ * views' documents added here; undefined when it ran here instead or failed there.
+ */
+async function remoteWalk(
+  ix: SearchIndex,
+  u: Setup,
+  o: QueryOptions,
+  c: Candidates,
+  high: boolean,
+  limit: number,
+  off: WalkOffload | undefined,
+): Promise<WalkReply | undefined> {
+  if (!off?.idle()) return undefined;
+  const req = walkRequest(ix, u, o, high, limit);
+  if (!req) return undefined;
+  const r = await off.walk(req).catch(() => undefined);
+  if (!r || r.error !== undefined) return undefined;
+  remoteWalks.count++;
+  addReply(c, r);
+  addViews(u, c);
+  return r;
+}
+
+/** highCandidates, on the other thread when it is idle. */
+async function highWalk(
+  ix: SearchIndex,
+  u: Setup,
+  o: QueryOptions,
+  c: Candidates,
+  limit: number,
+  off: WalkOffload | undefined,
+): Promise<number | undefined | false> {
+  const r = await remoteWalk(ix, u, o, c, true, limit, off);
+  if (!r) return highCandidates(ix, u, o, c, limit);
+  if (o.cancelled?.()) return false;
+  if (r.bound !== null) return r.bound;
+  // The lists did not decide: the candidates go, and every match is ranked.
+  c.n = 0;
+  return undefined;
+}
+
+/** allCandidates, on the other thread when it is idle. */
+async function allWalk(
+  ix: SearchIndex,
+  u: Setup,
+  o: QueryOptions,
+  c: Candidates,
+  off: WalkOffload | undefined,
+): Promise<boolean> {
+  if (await remoteWalk(ix, u, o, c, false, 0, off)) return !o.cancelled?.();
+  return allCandidates(ix, u, o, c);
+}
+
+/** Walks run on the other thread since start (/metrics). */
+export const remoteWalks = { count: 0 };
 
 /** The best `limit` candidates the reader may see, loaded; undefined if cancelled. */
 async function best(
@@ -125,6 +185,7 @@ async function searchCount(
   f: Filter,
   seen: Set<number>,
   o: QueryOptions,
+  off: WalkOffload | undefined,
 ): Promise<boolean> {
   const p = prepare(f, o);
   if (!p) return true;
@@ -132,7 +193,7 @@ async function searchCount(
   if (!u) return true;
   const c = Candidates.take();
   try {
-    return (await allCandidates(ix, u, o, c)) && (await countInto(s, p, c, seen, o));
+    return (await allWalk(ix, u, o, c, off)) && (await countInto(s, p, c, seen, o));
   } finally {
     c.release();
   }
@@ -163,10 +224,13 @@ async function countInto(
   return true;
 }
 
-/** The search engine over one index, as the store's queries use it. */
-export function searcher(ix: SearchIndex): Searcher {
+/**
+ * The search engine over one index, as the store's queries use it; with `off`, walks run on the
+ * thread it names whenever that thread is idle.
+ */
+export function searcher(ix: SearchIndex, off?: WalkOffload): Searcher {
   return {
-    filter: (s, f, limit, o) => searchFilter(ix, s, f, limit, o),
-    count: (s, f, seen, o) => searchCount(ix, s, f, seen, o),
+    filter: (s, f, limit, o) => searchFilter(ix, s, f, limit, o, off),
+    count: (s, f, seen, o) => searchCount(ix, s, f, seen, o, off),
   };
 }
