@@ -11,7 +11,7 @@ import { runQuery } from "../src/indexes/query.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import { idf, termScore } from "../src/search/bm25.ts";
-import { remoteWalks, searchPaths } from "../src/search/engine.ts";
+import { remoteWalks, searcher, searchPaths } from "../src/search/engine.ts";
 import { eventTokens } from "../src/search/fields.ts";
 import { FIRST_AT } from "../src/search/impact.ts";
 import { removeBySerial } from "../src/store/lifecycle.ts";
@@ -26,6 +26,7 @@ function suite(thread: boolean): void {
   const config = loadConfig({ flags: { "consumers.intervalMs": "100000", "consumers.maxBatch": "1000000" } });
   const { s, d, ix, w, opts } = searchStore(`search-impact-${thread ? "thread-" : ""}`, config, thread);
   ix.highFrom = 0; // the corpus here is small: the lists are tried whatever the words' frequency
+  ix.offloadFrom = 0; // and on the consumers' thread, every walk may go there
 
   /** Notes of 1 to `maxLen` words, some words repeated, created_at spread over few values (ties). */
   function notes(count: number, seed: number, maxLen: number): NostrEvent[] {
@@ -154,6 +155,30 @@ function suite(thread: boolean): void {
         expect(ix.goneSerials.size).toBe(0);
         expect(await checkAll()).toBeGreaterThan(0);
       }
+    });
+
+    test("a walk the other thread fails, or one too short to send, runs here to the same answer", async () => {
+      const failing = searcher(ix, {
+        ready: () => true,
+        inFlight: () => 0,
+        walk: () => Promise.reject(new Error("thread gone")),
+      });
+      const failed = remoteWalks.failed;
+      for (const q of QUERIES) {
+        const ids = (
+          (await runQuery(s, [{ search: q, limit: 20 }], { ...opts(), search: failing })) ?? []
+        ).map((j) => (JSON.parse(j) as NostrEvent).id);
+        expect({ q, ids }).toEqual({ q, ids: reference(q, 20) });
+      }
+      expect(remoteWalks.failed - failed).toBeGreaterThanOrEqual(QUERIES.length);
+      const walks = remoteWalks.count;
+      ix.offloadFrom = Number.POSITIVE_INFINITY;
+      try {
+        for (const q of QUERIES) expect(await answer(q, 20)).toEqual(reference(q, 20));
+      } finally {
+        ix.offloadFrom = 0;
+      }
+      expect(remoteWalks.count).toBe(walks);
     });
 
     test("the lists are rebuilt at a new reference when the average length drifts and the corpus grows", async () => {

@@ -180,12 +180,14 @@ export class ThreadApplier implements Applier {
     });
   }
 
-  /**
-   * Whether a search walk sent now would start at once: no batch being applied, and fewer than
-   * two walks in flight (the second keeps the thread busy while the first's answer travels).
-   */
-  idle(): boolean {
-    return !this.broken && this.waiting.size === 0 && this.walksInFlight < 2;
+  /** Whether search walks may be sent: the thread is up and applies no batch now. */
+  ready(): boolean {
+    return !this.broken && this.waiting.size === 0;
+  }
+
+  /** Search walks sent and not answered yet. */
+  inFlight(): number {
+    return this.walksInFlight;
   }
 
   /** A search's walk on the consumers' thread (search/remote.ts). */

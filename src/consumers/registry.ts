@@ -123,7 +123,7 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
     search,
     counters,
     registers,
-    // Search walks go to the consumers' thread whenever it is idle (search/remote.ts).
+    // Search walks are shared with the consumers' thread between its batches (search/remote.ts).
     searcher: search ? searcher(search, thread) : undefined,
   };
 }

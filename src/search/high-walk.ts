@@ -31,18 +31,59 @@ class HighMerge {
   private readonly alive: boolean[];
   private readonly tfs: number[];
   private readonly seen: InOrder;
-  /** partial documents that cannot reach this are not kept (a lower bound of the final cut) */
+  /**
+   * Partial documents that cannot reach this are not kept: the limit-th best score of the full
+   * documents so far, a lower bound of the final cut, kept as a min-heap of the best `limit`
+   * scores so that it rises from the first full document on.
+   */
   floor = Number.NEGATIVE_INFINITY;
+  private readonly best: Float64Array;
+  private bestN = 0;
 
   constructor(
     private readonly streams: PostingStream[],
     /** the weight bound of a word whose posting is in no high list, per idf */
     private readonly outside: number,
     private readonly u: Setup,
+    limit: number,
   ) {
     this.alive = streams.map((st) => st.next());
     this.tfs = new Array<number>(streams.length).fill(0);
     this.seen = new InOrder(u);
+    this.best = new Float64Array(Math.max(1, limit));
+  }
+
+  /** Counts a full document's score into the floor. */
+  private rise(score: number): void {
+    const h = this.best;
+    const n = h.length;
+    if (this.bestN < n) {
+      // sift up
+      let i = this.bestN++;
+      while (i > 0) {
+        const up = (i - 1) >> 1;
+        if (h[up]! <= score) break;
+        h[i] = h[up]!;
+        i = up;
+      }
+      h[i] = score;
+      if (this.bestN === n) this.floor = h[0]!;
+      return;
+    }
+    if (score <= h[0]!) return;
+    // replace the least and sift down
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const m = r < n && h[r]! < h[l]! ? r : l;
+      if (h[m]! >= score) break;
+      h[i] = h[m]!;
+      i = m;
+    }
+    h[i] = score;
+    this.floor = h[0]!;
   }
 
   /** Up to `steps` documents of the merge: full ones into `c`, partial ones into `p`; true when done. */
@@ -72,15 +113,19 @@ class HighMerge {
           all = false;
         }
       }
-      if (!this.seen.visible(at, kind, time)) continue;
       let score = 0;
       let rest = 0;
       for (let w = 0; w < k; w++) {
         if (tfs[w]! > 0) score += termScore(idfs[w]!, tfs[w]!, length, avg);
         else rest += idfs[w]! * this.outside;
       }
-      if (all) c.push(at, time, score);
-      else if (score + rest >= this.floor) {
+      // below the floor nothing more is needed of it, not even whether the reader may see it
+      if (!all && score + rest < this.floor) continue;
+      if (!this.seen.visible(at, kind, time)) continue;
+      if (all) {
+        c.push(at, time, score);
+        this.rise(score);
+      } else {
         p.serial.push(at);
         p.most.push(score + rest);
         p.length.push(length);
@@ -121,11 +166,9 @@ export async function highCandidates(
   const some = new Partial();
   const streams = u.words.map((w) => new PostingStream(ix.highView, w.prefix));
   try {
-    const merge = new HighMerge(streams, outside, u);
+    const merge = new HighMerge(streams, outside, u, limit);
     while (!merge.step(c, some, 4096)) {
       if (some.serial.length >= HIGH_MAX) return undefined;
-      // The cut so far only rises: partial documents below it need not be kept.
-      merge.floor = kthScore(c, limit);
       await yieldTurn();
       if (o.cancelled?.()) return false;
     }

@@ -4,8 +4,9 @@
 // consumers' thread, which holds the same index in its own handles, can run one while the main
 // thread answers frames; what it sends back is the scored candidates. The documents after the
 // watermark (the consumer's views, in the main thread's memory) are added when they return,
-// and the events are loaded there as before (engine.ts). A walk is sent only when that thread
-// is idle, so it never waits behind a batch, and one that fails runs here instead.
+// and the events are loaded there as before (engine.ts). A walk is sent only while that thread
+// applies no batch, so it never waits behind one, and to whichever thread has fewer walks in
+// hand, so the two share them; one that fails runs here instead.
 import type { QueryOptions } from "../indexes/query.ts";
 import { tokenPrefix } from "./blocks.ts";
 import type { Candidates } from "./candidates.ts";
@@ -45,9 +46,12 @@ export interface WalkReply {
   error?: string;
 }
 
-/** Runs walks elsewhere: `idle` when a walk sent now would start at once. */
+/** Runs walks elsewhere. */
 export interface WalkOffload {
-  idle(): boolean;
+  /** walks may be sent now (the thread is up and applies no batch) */
+  ready(): boolean;
+  /** walks sent and not answered yet */
+  inFlight(): number;
   walk(r: WalkRequest): Promise<WalkReply>;
 }
 

@@ -6,7 +6,7 @@ import { heapStats } from "bun:jsc";
 import type { ClusterStatus } from "../cluster/node.ts";
 import type { RelayContext } from "../context.ts";
 import type { Pruner } from "../retention/pruner.ts";
-import { searchPaths } from "../search/engine.ts";
+import { remoteWalks, searchPaths } from "../search/engine.ts";
 import { diskUse } from "../store/disk-use.ts";
 
 type Labels = Record<string, string>;
@@ -206,6 +206,15 @@ export function renderMetrics(ctx: RelayContext): string {
     [
       [{ path: "high" }, searchPaths.high],
       [{ path: "all" }, searchPaths.all],
+    ],
+  );
+  x.metric(
+    "relay_search_remote_walks_total",
+    "counter",
+    "Search walks over the postings run on the consumers' thread (done), or sent there and run on the main thread after it failed (failed).",
+    [
+      [{ outcome: "done" }, remoteWalks.count],
+      [{ outcome: "failed" }, remoteWalks.failed],
     ],
   );
   x.metric("relay_live_subscriptions", "gauge", "Open subscriptions.", [[{}, ctx.live.size]]);
