@@ -4,8 +4,10 @@
 import { parseArgs } from "node:util";
 import { COUNT_TYPES, type CountType } from "./count.ts";
 
-export const PHASES = ["ingest", "query", "count", "search", "live"] as const;
+export const PHASES = ["ingest", "query", "count", "search", "live", "mixed"] as const;
 export type Phase = (typeof PHASES)[number];
+/** run when --phases is not given; `mixed` only when asked for */
+const DEFAULT_PHASES: readonly Phase[] = ["ingest", "query", "count", "search", "live"];
 
 export interface BenchArgs {
   /** relay to load; undefined: start one in-process on a temp dir */
@@ -24,6 +26,9 @@ export interface BenchArgs {
   subscribers: number;
   liveEvents: number;
   liveRate: number;
+  /** the mixed phase: events per second published to the live subscribers, and for how long */
+  mixedRate: number;
+  mixedSeconds: number;
   pid: number | undefined;
   json: string | undefined;
   phases: Phase[];
@@ -64,7 +69,11 @@ export const USAGE = `usage: bun bench/run.ts [options]
   --subscribers S     live subscriber connections (default 200)
   --live-events N     events published in the live phase (default 1000 full, 300 quick)
   --live-rate R       live events per second (default 200)
-  --phases LIST       comma list of ingest,query,count,search,live (default all; run in that order;
+  --mixed-rate R      the mixed phase's events per second to the subscribers (default 500)
+  --mixed-seconds S   how long the mixed phase publishes (default 20, 5 quick)
+  --phases LIST       comma list of ingest,query,count,search,live,mixed (default all but mixed:
+                      the query mix while the live subscribers get --mixed-rate events/s; run in
+                      that order;
                       count and search only against a loopback --url)
   --pid PID           read the relay's RSS, PSS and CPU time from /proc/PID
   --json FILE         also write the results as JSON
@@ -140,6 +149,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
       subscribers: { type: "string" },
       "live-events": { type: "string" },
       "live-rate": { type: "string" },
+      "mixed-rate": { type: "string" },
+      "mixed-seconds": { type: "string" },
       phases: { type: "string" },
       pid: { type: "string" },
       json: { type: "string" },
@@ -164,7 +175,7 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
   const events = int(v.events, "events", 1) ?? (v.scale ? 1_000_000 : quick ? 5_000 : 50_000);
   if (v["search-check"] && v["no-search-check"])
     throw new Error("--search-check and --no-search-check exclude each other");
-  const phases = (v.phases ?? PHASES.join(",")).split(",").filter((p) => p !== "");
+  const phases = (v.phases ?? DEFAULT_PHASES.join(",")).split(",").filter((p) => p !== "");
   for (const p of phases)
     if (!(PHASES as readonly string[]).includes(p)) throw new Error(`unknown phase ${p}`);
   if (v.url !== undefined && !isLoopback(v.url) && phases.some((p) => p === "count" || p === "search"))
@@ -186,6 +197,8 @@ export function parseBenchArgs(argv: string[]): BenchArgs | "help" {
     subscribers: int(v.subscribers, "subscribers") ?? 200,
     liveEvents: int(v["live-events"], "live-events") ?? (quick ? 300 : 1000),
     liveRate: int(v["live-rate"], "live-rate", 1) ?? 200,
+    mixedRate: int(v["mixed-rate"], "mixed-rate", 1) ?? 500,
+    mixedSeconds: int(v["mixed-seconds"], "mixed-seconds", 1) ?? (quick ? 5 : 20),
     pid: int(v.pid, "pid", 1),
     json: v.json,
     phases: phases as Phase[],

@@ -43,6 +43,8 @@ export interface E2EResult {
   count?: CountResult;
   search?: SearchResult;
   live?: LiveResult;
+  /** the query mix while the live subscribers get a steady stream of events */
+  mixed?: { query: QueryResult; live: LiveResult };
   memory: { source: string; marks: Record<string, MemReading> };
 }
 
@@ -167,6 +169,36 @@ export async function runE2E(
         sample: sample("live"),
       });
       mem.mark("after live");
+    }
+    if (a.phases.includes("mixed")) {
+      log(
+        `mixed: ${a.subscribers} subscribers get ${a.mixedRate} events/s for ${a.mixedSeconds} s while ` +
+          `the query mix runs over ${a.connections} connections, ${a.inflight} in flight each`,
+      );
+      // Reads and writes at once: the query mix runs from the start until the live phase ends
+      // (its subscribers' set-up, the publishing, the grace for late deliveries).
+      let liveOver = false;
+      const live = runLive(url, d, catalog, {
+        subscribers: a.subscribers,
+        events: a.mixedRate * a.mixedSeconds,
+        rate: a.mixedRate,
+        graceMs: 5_000,
+        seed: a.seed + 1,
+        sample: sample("mixed live"),
+      }).finally(() => {
+        liveOver = true;
+      });
+      const query = runQueries(
+        url,
+        buildQueries(catalog, Math.max(a.queries, 4000 * a.mixedSeconds), a.seed + 1),
+        {
+          ...pool,
+          sample: sample("mixed query"),
+          stop: () => liveOver,
+        },
+      );
+      out.mixed = { live: await live, query: await query };
+      mem.mark("after mixed");
     }
   } finally {
     mem.stop();

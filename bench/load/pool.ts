@@ -18,6 +18,8 @@ export interface PoolOptions {
   timeoutMs: number;
   /** hears each answered request: when it was sent (performance.now()) and its latency */
   sample?: (sentAt: number, ms: number) => void;
+  /** once true, no more requests are sent and the run ends when the open ones are answered */
+  stop?: () => boolean;
 }
 
 /** What a connection's handlers report about the request open under a sub id. */
@@ -70,7 +72,7 @@ export async function runPool<T extends string>(
   clients.forEach((c: Client) => {
     const open = new Map<string, { job: PoolJob<T>; t0: number; results: number; flagged: boolean }>();
     const issue = () => {
-      if (next >= jobs.length) return;
+      if (next >= jobs.length || o.stop?.()) return;
       const job = jobs[next]!;
       const subId = `q${next++}`;
       const frame = job.frame(subId);
@@ -102,8 +104,8 @@ export async function runPool<T extends string>(
           }
           completed++;
         } else failed++;
-        if (completed + failed === jobs.length) done.fire();
         issue();
+        if (completed + failed === jobs.length || (o.stop?.() && completed + failed === next)) done.fire();
       },
     });
     for (let i = 0; i < o.inflight; i++) issue();

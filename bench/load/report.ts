@@ -3,6 +3,8 @@
 import { cpus, totalmem } from "node:os";
 import type { E2EResult } from "./e2e.ts";
 import type { IngestMemory, MemoryAt } from "./ingest-summary.ts";
+import type { LiveResult } from "./live.ts";
+import type { QueryResult } from "./query.ts";
 import type { MemReading } from "./rss.ts";
 import { fmtRate, round, table } from "./stats.ts";
 
@@ -172,25 +174,7 @@ export function e2eTables(r: E2EResult): string {
       );
   }
   if (r.skipped) out.push("", `No further phases: ${r.skipped}.`);
-  const q = r.query;
-  if (q) {
-    out.push("", `### Query mix (${q.connections} connections × ${q.inflightPerConnection} in flight)`, "");
-    out.push(
-      `${q.completed} REQs to EOSE in ${q.seconds} s: **${fmtRate(q.reqPerSec)} REQ/s**, ${fmtRate(q.eventsPerSec)} events/s returned` +
-        `${q.failed ? `, ${q.failed} CLOSED` : ""}${q.timedOut ? " (timed out)" : ""}`,
-      "",
-    );
-    const rows: (string | number)[][] = q.byType.map((t) => [
-      t.type,
-      t.reqs,
-      t.meanEvents,
-      t.eoseMs.p50,
-      t.eoseMs.p99,
-      t.eoseMs.max,
-    ]);
-    rows.push(["all", q.completed, "", q.eoseMs.p50, q.eoseMs.p99, q.eoseMs.max]);
-    out.push(table(["query", "REQs", "events/REQ", "EOSE p50 ms", "EOSE p99 ms", "max ms"], rows));
-  }
+  if (r.query) out.push(...queryTables(r.query, "### Query mix"));
   const n = r.count;
   if (n) {
     out.push("", `### COUNT (${n.connections} connections × ${n.inflightPerConnection} in flight)`, "");
@@ -231,31 +215,16 @@ export function e2eTables(r: E2EResult): string {
     );
     if (s.wrong.length > 0) out.push("", "Answers that differ:", "", ...s.wrong.map((w) => `- ${w}`));
   }
-  const l = r.live;
-  if (l) {
+  if (r.live) out.push(...liveTables(r.live, "### Live fanout"));
+  const m = r.mixed;
+  if (m) {
     out.push(
       "",
-      `### Live fanout (${l.subscribers} subscribers, ${l.events} events at ${l.targetRate}/s)`,
+      `### Mixed: the query mix while ${m.live.subscribers} subscribers get ${m.live.targetRate} events/s`,
       "",
+      `REQ p99 ${m.query.eoseMs.p99} ms over ${m.query.completed} REQs; live delivery p99 ${m.live.deliveryMs.p99} ms over ${m.live.delivered} deliveries.`,
     );
-    out.push(
-      table(
-        ["metric", "value"],
-        [
-          ["subscriptions refused", l.subscribeFailed],
-          ["publish rate achieved (events/s)", l.achievedRate],
-          ["publish OK p50 / p99 (ms)", `${l.publishOkMs.p50} / ${l.publishOkMs.p99}`],
-          ["publishes refused (OK false)", l.publishRejected],
-          ["expected deliveries", l.expectedDeliveries],
-          ["delivered / missed / unexpected", `${l.delivered} / ${l.missed} / ${l.unexpected}`],
-          [
-            "delivery latency p50 / p90 / p99 / max (ms)",
-            `${l.deliveryMs.p50} / ${l.deliveryMs.p90} / ${l.deliveryMs.p99} / ${l.deliveryMs.max}`,
-          ],
-          ["deliveries/s", fmtRate(l.deliveriesPerSec)],
-        ],
-      ),
-    );
+    out.push(...queryTables(m.query, "#### Its queries"), ...liveTables(m.live, "#### Its live deliveries"));
   }
   const marks = Object.entries(r.memory.marks);
   if (marks.length > 0) {
@@ -292,4 +261,49 @@ export function e2eTables(r: E2EResult): string {
     out.push(table(head, marks.map(row)));
   }
   return out.join("\n");
+}
+
+function queryTables(q: QueryResult, title: string): string[] {
+  const rows: (string | number)[][] = q.byType.map((t) => [
+    t.type,
+    t.reqs,
+    t.meanEvents,
+    t.eoseMs.p50,
+    t.eoseMs.p99,
+    t.eoseMs.max,
+  ]);
+  rows.push(["all", q.completed, "", q.eoseMs.p50, q.eoseMs.p99, q.eoseMs.max]);
+  return [
+    "",
+    `${title} (${q.connections} connections × ${q.inflightPerConnection} in flight)`,
+    "",
+    `${q.completed} REQs to EOSE in ${q.seconds} s: **${fmtRate(q.reqPerSec)} REQ/s**, ${fmtRate(q.eventsPerSec)} events/s returned` +
+      `${q.failed ? `, ${q.failed} CLOSED` : ""}${q.timedOut ? " (timed out)" : ""}`,
+    "",
+    table(["query", "REQs", "events/REQ", "EOSE p50 ms", "EOSE p99 ms", "max ms"], rows),
+  ];
+}
+
+function liveTables(l: LiveResult, title: string): string[] {
+  return [
+    "",
+    `${title} (${l.subscribers} subscribers, ${l.events} events at ${l.targetRate}/s)`,
+    "",
+    table(
+      ["metric", "value"],
+      [
+        ["subscriptions refused", l.subscribeFailed],
+        ["publish rate achieved (events/s)", l.achievedRate],
+        ["publish OK p50 / p99 (ms)", `${l.publishOkMs.p50} / ${l.publishOkMs.p99}`],
+        ["publishes refused (OK false)", l.publishRejected],
+        ["expected deliveries", l.expectedDeliveries],
+        ["delivered / missed / unexpected", `${l.delivered} / ${l.missed} / ${l.unexpected}`],
+        [
+          "delivery latency p50 / p90 / p99 / max (ms)",
+          `${l.deliveryMs.p50} / ${l.deliveryMs.p90} / ${l.deliveryMs.p99} / ${l.deliveryMs.max}`,
+        ],
+        ["deliveries/s", fmtRate(l.deliveriesPerSec)],
+      ],
+    ),
+  ];
 }
