@@ -87,7 +87,17 @@ export function walkRequest(
 
 /** The walk itself, on the thread that holds `ix` (the consumers' thread). */
 export async function runWalk(ix: SearchIndex, r: WalkRequest, c: Candidates): Promise<number | null> {
-  const snap = { views: [], impact: r.impact } as unknown as SearchSnapshot;
+  // The search's snapshot as far as a walk reads it: the lists' state, and no views (they stay
+  // with the main thread; the walks skip removed documents by `excluded`, the views by `gone`).
+  const snap: SearchSnapshot = {
+    w: undefined,
+    views: [],
+    docs: 0,
+    totalLength: 0,
+    impact: r.impact,
+    gone: new Set(),
+    goneSorted: r.excluded,
+  };
   const u: Setup = {
     snap,
     words: r.tokens.map((token, i) => ({ token, prefix: tokenPrefix(token), df: r.dfs[i]! })),
@@ -103,7 +113,8 @@ export async function runWalk(ix: SearchIndex, r: WalkRequest, c: Candidates): P
     // only the views' documents are checked with it, and a walk here has none
     visible: () => false,
   };
-  const o: QueryOptions = { yieldEvery: Number.MAX_SAFE_INTEGER } as QueryOptions;
+  // never cancelled here: a search whose client went away ignores the answer
+  const o: QueryOptions = { hwm: r.hwm, defaultLimit: r.limit, maxLimit: r.limit, yieldEvery: 64 };
   if (!r.high) {
     await allCandidates(ix, u, o, c);
     return null;
