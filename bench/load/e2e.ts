@@ -188,6 +188,7 @@ export async function runE2E(
       }).finally(() => {
         liveOver = true;
       });
+      // more REQs than the phase can answer (~1,200/s at 50k): the mix never runs dry before the end
       const query = runQueries(
         url,
         buildQueries(catalog, Math.max(a.queries, 4000 * a.mixedSeconds), a.seed + 1),

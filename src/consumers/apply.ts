@@ -135,7 +135,6 @@ export class ThreadApplier implements Applier {
   private readonly waiting = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
   private readonly walks = new Map<number, { resolve: (r: WalkReply) => void; reject: (e: Error) => void }>();
   private walkIds = 0;
-  private walksInFlight = 0;
   broken = false;
   /** the thread's JavaScript heap as of its last batch (/metrics) */
   heap = { size: 0, capacity: 0 };
@@ -152,7 +151,6 @@ export class ThreadApplier implements Applier {
     });
     this.worker.on("message", (m: Applied | { closed: true } | { walk: number; reply: WalkReply }) => {
       if ("walk" in m) {
-        this.walksInFlight--;
         const w = this.walks.get(m.walk);
         this.walks.delete(m.walk);
         w?.resolve(m.reply);
@@ -187,14 +185,13 @@ export class ThreadApplier implements Applier {
 
   /** Search walks sent and not answered yet. */
   inFlight(): number {
-    return this.walksInFlight;
+    return this.walks.size;
   }
 
   /** A search's walk on the consumers' thread (search/remote.ts). */
   walk(req: WalkRequest): Promise<WalkReply> {
     if (this.broken) return Promise.reject(new Error("consumers' thread is gone"));
     const id = ++this.walkIds;
-    this.walksInFlight++;
     return new Promise((resolve, reject) => {
       this.walks.set(id, { resolve, reject });
       this.worker.postMessage({ walk: id, req });

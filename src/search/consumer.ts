@@ -39,6 +39,7 @@ import { eventTokens } from "./fields.ts";
 import type { ImpactState } from "./impact.ts";
 import { IMPACT_KEY, impactValue, isHigh, needsRebuild, readImpact, THRESHOLD } from "./impact.ts";
 import { type BlockView, VIEW_ENCODER } from "./postings.ts";
+import { lowerBound } from "./sorted.ts";
 import { TOKENIZER_VERSION } from "./tokenize.ts";
 
 /** An event's searchable text: its distinct tokens with their frequencies, and its length. */
@@ -383,12 +384,6 @@ function purgeToken(b: BinDb, prefix: Buffer, serials: Set<number>, sorted: read
 
 /** Whether a sorted list holds a value in [from, to]. */
 function anyWithin(sorted: readonly number[], from: number, to: number): boolean {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid]! < from) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < sorted.length && sorted[lo]! <= to;
+  const at = lowerBound(sorted, from);
+  return at < sorted.length && sorted[at]! <= to;
 }

@@ -18,6 +18,7 @@ import {
   readHeader,
   tokenBounds,
 } from "./blocks.ts";
+import { lowerBound } from "./sorted.ts";
 
 /**
  * The blocks database read without a copy per value: `decode` hands out lmdb-js's own view of
@@ -89,7 +90,8 @@ export class PostingStream {
   private tfAt = 0;
   private kindAt = 0;
   private time16 = false;
-  private serial16 = false;
+  /** the current block's serial column, in the arena view of its width (relative to its base, from `serialAt`) */
+  private column: Uint16Array | Uint32Array = EMPTY_ARENA.u32;
   private length8 = false;
   private tf8 = false;
   private kind8 = false;
@@ -122,15 +124,10 @@ export class PostingStream {
     );
   }
 
-  /** The current block's serial column (serials relative to its base, from `serialAt`). */
-  private get serials(): Uint16Array | Uint32Array {
-    return this.serial16 ? this.a.u16 : this.a.u32;
-  }
-
   /** The next posting; false when there is none. */
   next(): boolean {
     if (++this.i >= this.n && !this.nextBlock(0)) return false;
-    this.serial = this.base + this.serials[this.serialAt + this.i]!;
+    this.serial = this.base + this.column[this.serialAt + this.i]!;
     return true;
   }
 
@@ -144,7 +141,7 @@ export class PostingStream {
     // entered then holds a posting at or above it.
     if (this.last < target && !this.nextBlock(target)) return false;
     const rel = target - this.base;
-    const o = this.serials;
+    const o = this.column;
     const at = this.serialAt;
     let lo = this.i;
     if (o[at + lo]! < rel) {
@@ -177,8 +174,8 @@ export class PostingStream {
   meet(o: PostingStream): boolean {
     if (o.n === 0 && !o.seek(this.serial)) return false;
     for (;;) {
-      const a = this.serials;
-      const b = o.serials;
+      const a = this.column;
+      const b = o.column;
       let ai = this.serialAt + this.i;
       let bi = o.serialAt + o.i;
       const ab = this.base;
@@ -215,12 +212,13 @@ export class PostingStream {
       const c = columns(n, flags);
       const at = this.blkAt[j]!;
       this.time16 = isNarrow(flags, "time");
-      this.serial16 = isNarrow(flags, "serial");
+      const serial16 = isNarrow(flags, "serial");
+      this.column = serial16 ? this.a.u16 : this.a.u32;
       this.length8 = isNarrow(flags, "length");
       this.tf8 = isNarrow(flags, "tf");
       this.kind8 = isNarrow(flags, "kind");
       this.timeAt = (at + c.time) / (this.time16 ? 2 : 4);
-      this.serialAt = (at + c.serial) / (this.serial16 ? 2 : 4);
+      this.serialAt = (at + c.serial) / (serial16 ? 2 : 4);
       this.lengthAt = this.length8 ? at + c.length : (at + c.length) / 2;
       this.tfAt = this.tf8 ? at + c.tf : (at + c.tf) / 2;
       this.kindAt = this.kind8 ? at + c.kind : (at + c.kind) / 2;
@@ -229,7 +227,7 @@ export class PostingStream {
       this.n = n;
       this.i = 0;
       this.last = this.blkLast[j]!;
-      this.serial = this.base + this.serials[this.serialAt]!;
+      this.serial = this.base + this.column[this.serialAt]!;
       return true;
     }
   }
@@ -316,15 +314,8 @@ export class PostingLookup {
     if (serial < this.first || serial > this.last) this.load(serial);
     if (serial < this.first || serial > this.last) return 0;
     const rel = serial - this.base;
-    const o = this.serials;
-    let lo = 0;
-    let hi = o.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (o[mid]! < rel) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo < o.length && o[lo] === rel ? this.tfs[lo]! : 0;
+    const at = lowerBound(this.serials, rel);
+    return at < this.serials.length && this.serials[at] === rel ? this.tfs[at]! : 0;
   }
 
   /** Reads the block whose first serial is the highest at or below `serial`. */

@@ -16,21 +16,27 @@ import type { ImpactState } from "./impact.ts";
 import { allCandidates } from "./intersect.ts";
 import type { Setup } from "./plan.ts";
 
+/** The numbers of a search's Setup that cross as they are (picked: a Setup also holds functions and the views, which stay). */
+type Plain = Pick<Setup, "idfs" | "avg" | "stored" | "hwm" | "since" | "until" | "excluded">;
+
+const plain = ({ idfs, avg, stored, hwm, since, until, excluded }: Plain): Plain => ({
+  idfs,
+  avg,
+  stored,
+  hwm,
+  since,
+  until,
+  excluded,
+});
+
 /** What a walk needs of a search's snapshot, as it crosses to the other thread. */
-export interface WalkRequest {
+export interface WalkRequest extends Plain {
   /** the high lists' threshold walk (with `limit`), else every match */
   high: boolean;
   limit: number;
   tokens: string[];
   dfs: number[];
-  idfs: number[];
-  avg: number;
-  stored: number;
-  hwm: number;
-  since: number;
-  until: number;
   kinds: number[] | null;
-  excluded: Float64Array;
   impact: ImpactState;
   highFrom: number;
 }
@@ -68,18 +74,12 @@ export function walkRequest(
 ): WalkRequest | undefined {
   if (u.hidden && (o.anyHidden?.() ?? true)) return undefined;
   return {
+    ...plain(u),
     high,
     limit,
     tokens: u.words.map((w) => w.token),
     dfs: u.words.map((w) => w.df),
-    idfs: u.idfs,
-    avg: u.avg,
-    stored: u.stored,
-    hwm: u.hwm,
-    since: u.since,
-    until: u.until,
     kinds: u.kinds ? [...u.kinds] : null,
-    excluded: u.excluded,
     impact: u.snap.impact,
     highFrom: ix.highFrom,
   };
@@ -99,16 +99,10 @@ export async function runWalk(ix: SearchIndex, r: WalkRequest, c: Candidates): P
     goneSorted: r.excluded,
   };
   const u: Setup = {
+    ...plain(r),
     snap,
     words: r.tokens.map((token, i) => ({ token, prefix: tokenPrefix(token), df: r.dfs[i]! })),
-    idfs: r.idfs,
-    avg: r.avg,
-    stored: r.stored,
-    hwm: r.hwm,
-    since: r.since,
-    until: r.until,
     kinds: r.kinds ? new Set(r.kinds) : undefined,
-    excluded: r.excluded,
     hidden: undefined,
     // only the views' documents are checked with it, and a walk here has none
     visible: () => false,
