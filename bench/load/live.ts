@@ -37,7 +37,11 @@ export interface LiveResult {
   deliveriesPerSec: number;
 }
 
-/** Fresh events (created now, with a per-run nonce) so they are never duplicates of a past run. */
+/**
+ * Fresh events (with a per-run nonce) so they are never duplicates of a past run; each is dated
+ * the second it is due to be sent at the phase's rate, as a steady stream of clients would
+ * date them (one created_at for all would pile thousands of ties into the store's newest second).
+ */
 function liveEvents(d: Dataset, c: Catalog, o: LiveOptions, now: number): WireEvent[] {
   const rng = new Rng(o.seed ^ 0x11fe);
   const authors = d.authors.slice(0, 50);
@@ -51,8 +55,9 @@ function liveEvents(d: Dataset, c: Catalog, o: LiveOptions, now: number): WireEv
     if (kind === 1 && rng.float() < 0.5)
       for (const t of rng.sample(c.hashtags.slice(0, 10), rng.int(1, 2))) tags.push(["t", t]);
     const text = kind === 1 ? `live ${nonce} ${j} ${prose(rng, rng.int(50, 300))}` : `+${nonce}${j}`;
-    const e = finalizeEvent({ kind, created_at: now, tags, content: text }, Buffer.from(a.sk, "hex"));
-    return { id: e.id, pubkey: e.pubkey, created_at: now, kind, tags, content: text, sig: e.sig };
+    const created_at = now + Math.floor(j / o.rate);
+    const e = finalizeEvent({ kind, created_at, tags, content: text }, Buffer.from(a.sk, "hex"));
+    return { id: e.id, pubkey: e.pubkey, created_at, kind, tags, content: text, sig: e.sig };
   });
 }
 
