@@ -69,8 +69,11 @@ export class MergedScan {
       order === "newest"
         ? (a, b) => a.headTime > b.headTime || (a.headTime === b.headTime && a.headSerial > b.headSerial)
         : (a, b) => a.headTime < b.headTime || (a.headTime === b.headTime && a.headSerial < b.headSerial);
+    // Many ranges share the first chunk's worth between them: each starts with its share (twice
+    // over, so a busier range is not refilled at once), and doubles as it is drained.
+    const first = Math.min(firstChunk, Math.max(4, 2 * Math.ceil(firstChunk / prefixes.length)));
     for (const p of prefixes) {
-      const c = new Cursor(db, p, since, until, firstChunk, order === "newest");
+      const c = new Cursor(db, p, since, until, first, order === "newest");
       if (c.head) this.push(c);
     }
   }

@@ -2,11 +2,11 @@
 // whole group of events that tie on created_at at the cut, so ties resolve by id as NIP-01 asks),
 // unions the filters and returns stored JSON newest first. Long scans yield between chunks.
 
-import { STORED_ID_OFFSET, STORED_PUBKEY_OFFSET, storedKind } from "../nostr/canonical.ts";
+import { STORED_ID_OFFSET, STORED_PUBKEY_OFFSET, storedCreatedAt, storedKind } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
-import { hexBytes, readU64 } from "../store/keys.ts";
+import { hexBytes, readU64, serialKey } from "../store/keys.ts";
 import { readEvent } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
 import { scanPlan } from "./cursor.ts";
@@ -65,23 +65,52 @@ function admits(
 ): boolean {
   if (o.allow && !o.allow(json)) return false;
   if (residual === "none") return true;
-  if (residual === "fast") {
-    // Only kinds and authors are left: both sit at known places in the stored JSON.
-    if (f.kinds && !f.kinds.includes(storedKind(json))) return false;
-    return !f.authors || f.authors.includes(json.slice(STORED_PUBKEY_OFFSET, STORED_PUBKEY_OFFSET + 64));
-  }
+  if (residual === "fast") return passesFast(f, json);
   return matchFilter(f, JSON.parse(json) as NostrEvent);
 }
 
-type Hit = SearchHit;
+/**
+ * Only kinds and authors are left to check: both sit at known places in the stored record, read
+ * from the text or from the stored bytes before they are decoded (a candidate refused there,
+ * often a long contact list under `#p`, is never turned into a string).
+ */
+function passesFast(f: Filter, json: string | Buffer): boolean {
+  if (f.kinds && !f.kinds.includes(storedKind(json))) return false;
+  if (!f.authors) return true;
+  const end = STORED_PUBKEY_OFFSET + 64;
+  const pubkey =
+    typeof json === "string"
+      ? json.slice(STORED_PUBKEY_OFFSET, end)
+      : json.toString("latin1", STORED_PUBKEY_OFFSET, end);
+  return f.authors.includes(pubkey);
+}
 
-const idOf = (h: Hit): string => h.json.slice(STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
+/**
+ * A candidate: `json` is decoded when it will likely be sent; an event past the limit, kept
+ * only because it ties on created_at with the cut, carries its `id` alone until the order is
+ * settled (a burst of events in one second would otherwise all be decoded for nothing).
+ */
+interface Hit {
+  time: number;
+  serial: number;
+  json: string | undefined;
+  id?: string;
+}
+
+const idOf = (h: Hit): string => h.id ?? h.json!.slice(STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
 const byNewest = (a: Hit, b: Hit): number => {
   if (a.time !== b.time) return b.time - a.time;
   const x = idOf(a);
   const y = idOf(b);
   return x < y ? -1 : x > y ? 1 : 0;
 };
+
+/** A stored record's bytes: a view of lmdb-js's shared buffer, valid until the next read. */
+const bytesOf = (s: Store, serial: number): Buffer | undefined => s.events.getBinaryFast(serialKey(serial));
+// lmdb-js sets `length` on its shared buffer to the value's size: decode that much, not the buffer.
+const text = (b: Buffer): string => b.toString("utf8", 0, b.length);
+const idBytes = (b: Buffer | undefined): string | undefined =>
+  b?.toString("latin1", STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
 
 /**
  * Lets the event loop run other work (frames, writes, other readers) before a long read goes on:
@@ -108,6 +137,19 @@ function tailHits(f: Filter, snap: IndexSnapshot, o: QueryOptions): Hit[] {
   return out;
 }
 
+/** The first `limit` hits by NIP-01 order, each with its JSON (read now for those kept by id). */
+function firstByNewest(s: Store, all: Hit[], limit: number): SearchHit[] {
+  all.sort(byNewest);
+  if (all.length > limit) all.length = limit;
+  const out: SearchHit[] = [];
+  for (const h of all) {
+    // Removed since it was seen (a yield came between): left out, as if read a moment later.
+    const json = h.json ?? load(s, h.serial);
+    if (json !== undefined) out.push({ time: h.time, serial: h.serial, json });
+  }
+  return out;
+}
+
 /** One filter's hits, at most `limit` of them by NIP-01 order, or undefined if cancelled. */
 async function runFilter(
   s: Store,
@@ -116,22 +158,32 @@ async function runFilter(
   limit: number,
   o: QueryOptions,
   snap: IndexSnapshot,
-): Promise<Hit[] | undefined> {
+): Promise<SearchHit[] | undefined> {
   if (plan.type === "empty" || limit === 0) return [];
   const hits: Hit[] = [];
   if (plan.type === "ids") {
+    const residual = idsResidual(f);
     for (const id of plan.ids) {
-      const v = s.ids.get(hexBytes(id));
+      const v = s.ids.getBinaryFast(hexBytes(id));
       if (!v) continue;
       const serial = readU64(v, 0);
       if (serial > o.hwm || o.hidden?.(serial)) continue;
-      const json = load(s, serial);
-      if (!json || !admits(f, json, o)) continue;
-      hits.push({ time: (JSON.parse(json) as NostrEvent).created_at, serial, json });
+      const b = bytesOf(s, serial);
+      if (b === undefined) continue;
+      const time = storedCreatedAt(b);
+      if ((f.since !== undefined && time < f.since) || (f.until !== undefined && time > f.until)) continue;
+      if (residual === "fast" && !passesFast(f, b)) continue;
+      const json = text(b);
+      if (!admits(f, json, o, residual === "fast" ? "none" : residual)) continue;
+      hits.push({ time, serial, json });
     }
-    return hits.sort(byNewest).slice(0, limit);
+    return firstByNewest(s, hits, limit);
   }
   const scan = scanPlan(plan, f, Math.min(limit + 1, 256));
+  const fast = plan.residual === "fast";
+  // What is left after a check on the bytes: the full match, or the reader's access rule.
+  const rest = fast ? "none" : plan.residual;
+  const decodeAlways = rest !== "none" || o.allow !== undefined;
   let lastSerial = -1;
   let cutTime = -1;
   let sinceYield = 0;
@@ -146,16 +198,30 @@ async function runFilter(
     lastSerial = k.serial;
     if (cutTime !== -1 && k.time < cutTime) break;
     if (o.hidden?.(k.serial)) continue;
-    const json = load(s, k.serial);
-    if (json === undefined) continue;
-    if ((plan.needsCheck || o.allow) && !admits(f, json, o, plan.residual)) continue;
-    hits.push({ time: k.time, serial: k.serial, json });
+    // Bytes first when they can refuse the candidate; else the text straight away (one read).
+    const b = fast ? bytesOf(s, k.serial) : undefined;
+    if (fast && (b === undefined || !passesFast(f, b))) continue;
+    if (cutTime === -1 || decodeAlways) {
+      const json = b ? text(b) : load(s, k.serial);
+      if (json === undefined || (decodeAlways && !admits(f, json, o, rest))) continue;
+      hits.push({ time: k.time, serial: k.serial, json });
+    } else {
+      const id = idBytes(b ?? bytesOf(s, k.serial));
+      if (id === undefined) continue;
+      hits.push({ time: k.time, serial: k.serial, json: undefined, id });
+    }
     if (hits.length === limit) cutTime = k.time;
   }
   // The index part holds every indexed event that can be in the first `limit` (ties at its cut
   // included), so the union with the tail's matches, cut at `limit`, is the NIP-01 answer.
-  const all = hits.concat(tailHits(f, snap, o));
-  return all.length > limit ? all.sort(byNewest).slice(0, limit) : all.sort(byNewest);
+  const tail = tailHits(f, snap, o);
+  return firstByNewest(s, tail.length === 0 ? hits : hits.concat(tail), limit);
+}
+
+/** What an `ids` filter leaves to check on each event besides since and until. */
+function idsResidual(f: Filter): "none" | "fast" | "full" {
+  if (f.tags !== undefined || f.search !== undefined) return "full";
+  return f.kinds !== undefined || f.authors !== undefined ? "fast" : "none";
 }
 
 /** Stored events matching any filter, newest first, each once; undefined if cancelled. */
@@ -165,7 +231,7 @@ export async function runQuery(
   o: QueryOptions,
 ): Promise<string[] | undefined> {
   const snap = indexSnapshot(s);
-  const results: Hit[][] = [];
+  const results: SearchHit[][] = [];
   for (const f of filters) {
     if (f.search !== undefined) {
       o.onPlan?.("search");
@@ -181,7 +247,7 @@ export async function runQuery(
     results.push(hits);
   }
   if (results.length === 1) return results[0]!.map((h) => h.json);
-  const union = new Map<number, Hit>();
+  const union = new Map<number, SearchHit>();
   for (const hits of results) for (const h of hits) union.set(h.serial, h);
   // Search results keep their rank order: then the filters are answered one after another.
   if (filters.some((f) => f.search !== undefined)) return [...union.values()].map((h) => h.json);
@@ -224,7 +290,10 @@ export async function countQuery(
       if (k.serial > o.hwm || k.serial > snap.through || seen.has(k.serial) || o.hidden?.(k.serial)) continue;
       // Counted on keys alone, an event removed since its entries were written must be left out.
       if (removedIn(snap, k.serial)) continue;
-      if (plan.needsCheck || o.allow) {
+      if (plan.residual === "fast" && !o.allow) {
+        const b = bytesOf(s, k.serial);
+        if (b === undefined || !passesFast(f, b)) continue;
+      } else if (plan.needsCheck || o.allow) {
         const json = load(s, k.serial);
         if (json === undefined || !admits(f, json, o, plan.residual)) continue;
       }

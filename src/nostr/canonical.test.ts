@@ -7,6 +7,7 @@ import {
   encodeCommitment,
   STORED_ID_OFFSET,
   STORED_PUBKEY_OFFSET,
+  storedCreatedAt,
   storedJson,
   storedKind,
 } from "./canonical.ts";
@@ -85,5 +86,15 @@ describe("the stored JSON", () => {
 
   test("storedKind reads kinds of every width", () => {
     for (const kind of [0, 7, 65535]) expect(storedKind(storedJson(sign("", [], kind)))).toBe(kind);
+  });
+
+  test("storedCreatedAt and storedKind read the text and its UTF-8 bytes alike", () => {
+    for (const createdAt of [0, 9, 1700000000, 4294967296]) {
+      const e = { ...sign("é ✓ \u0001", [["t", "x"]], 1), created_at: createdAt };
+      const json = storedJson(e);
+      expect(storedCreatedAt(json)).toBe(createdAt);
+      expect(storedCreatedAt(Buffer.from(json))).toBe(createdAt);
+      expect(storedKind(Buffer.from(json))).toBe(1);
+    }
   });
 });

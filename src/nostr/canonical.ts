@@ -66,25 +66,35 @@ export function storedJsonOf(e: NostrEvent, tags: string, content: string): stri
 
 export const STORED_ID_OFFSET = 7;
 export const STORED_PUBKEY_OFFSET = 83;
+/** where created_at's digits start: after `","created_at":` */
+export const STORED_CREATED_AT_OFFSET = 162;
 
 const KIND_MARK = ',"kind":';
 const KIND_MARK_BYTES = Buffer.from(KIND_MARK);
+
+/** The non-negative integer whose digits start at `at`, from the text or the stored bytes. */
+function digitsAt(json: string | Buffer, at: number): number {
+  const text = typeof json === "string";
+  let n = 0;
+  for (;;) {
+    const c = text ? json.charCodeAt(at) : json[at]!;
+    if (!(c >= 48 && c <= 57)) return n;
+    n = n * 10 + (c - 48);
+    at++;
+  }
+}
 
 /**
  * The kind of a stored record, read without parsing (it follows created_at, after the pubkey):
  * from the text, or from the stored bytes without decoding them.
  */
 export function storedKind(json: string | Buffer): number {
-  const text = typeof json === "string";
-  let at =
-    (text
+  const at =
+    typeof json === "string"
       ? json.indexOf(KIND_MARK, STORED_PUBKEY_OFFSET + 64)
-      : json.indexOf(KIND_MARK_BYTES, STORED_PUBKEY_OFFSET + 64)) + KIND_MARK.length;
-  let kind = 0;
-  for (;;) {
-    const c = text ? json.charCodeAt(at) : json[at]!;
-    if (!(c >= 48 && c <= 57)) return kind;
-    kind = kind * 10 + (c - 48);
-    at++;
-  }
+      : json.indexOf(KIND_MARK_BYTES, STORED_PUBKEY_OFFSET + 64);
+  return digitsAt(json, at + KIND_MARK.length);
 }
+
+/** The created_at of a stored record, read without parsing. */
+export const storedCreatedAt = (json: string | Buffer): number => digitsAt(json, STORED_CREATED_AT_OFFSET);
