@@ -67,6 +67,15 @@ describe("pool behaviour", () => {
     expect(await pool.verify([verifiable(events[i]!)])).toEqual(["bad-sig"]);
   });
 
+  test("with libsecp256k1, a lone event while the threads are idle is checked in-thread; several go to a thread", async () => {
+    const pool = open({ threads: 1, backend: native ? "native" : "noble" });
+    for (const c of cases) expect(await pool.verify([verifiable(c.event)])).toEqual([c.expected]);
+    // noble is too slow to check on the main thread: there every lone event still goes to a thread
+    expect(pool.batches).toBe(native ? 0 : cases.length);
+    expect(await pool.verifyMany(events)).toEqual(expected);
+    expect(pool.batches).toBe(native ? 1 : cases.length + 1);
+  });
+
   test("threads: 0 verifies in-thread with the same verdicts", async () => {
     const pool = open({ threads: 0, backend: "auto" });
     expect(pool.reason).toContain("in-thread");
