@@ -62,12 +62,17 @@ describe("planFilter", () => {
     expect(plan({ authors: [A, B, A], kinds: [1, 7] })).toEqual(
       scan(
         "pubkind",
-        [pubkindPrefix(A, 1), pubkindPrefix(A, 7), pubkindPrefix(B, 1), pubkindPrefix(B, 7)],
+        [
+          pubkindPrefix(hexBytes(A), 1),
+          pubkindPrefix(hexBytes(A), 7),
+          pubkindPrefix(hexBytes(B), 1),
+          pubkindPrefix(hexBytes(B), 7),
+        ],
         "none",
       ),
     );
     expect(plan({ authors: [A], kinds: [1], tags: [["e", [A]]] })).toEqual(
-      scan("pubkind", [pubkindPrefix(A, 1)], "full"),
+      scan("pubkind", [pubkindPrefix(hexBytes(A), 1)], "full"),
     );
     const authors = Array.from({ length: 33 }, (_, i) => i.toString(16).padStart(64, "0"));
     const kinds = Array.from({ length: 32 }, (_, i) => i);

@@ -38,7 +38,11 @@ export function planFilter(s: Store, f: Filter): Plan {
   const tagCount = f.tags?.length ?? 0;
 
   if (authors && kinds && authors.length * kinds.length <= MAX_PAIRS) {
-    const prefixes = authors.flatMap((a) => kinds.map((k) => pubkindPrefix(a, k)));
+    const prefixes: Buffer[] = [];
+    for (const a of authors) {
+      const pk = hexBytes(a);
+      for (const k of kinds) prefixes.push(pubkindPrefix(pk, k));
+    }
     return scan("pubkind", s.pubkind, prefixes, tagCount > 0 ? "full" : "none");
   }
   if (f.tags) {

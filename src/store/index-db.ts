@@ -86,9 +86,14 @@ export function* allEntries(db: BinDb, txn?: unknown): Generator<Buffer> {
 
 /** Bounds of the values with created_at in [since, until], for a reverse (newest first) read. */
 function bounds(since: number, until: number): { start: Buffer; end: Buffer } {
+  // Most filters have neither: one pair for them all (lmdb-js copies the bounds it is given).
+  if (since === 0 && until === MAX_TIME) return ALL_TIME;
   // Serials start at 1, so serial 0 at `since` is below every entry of that second.
   return { start: tailValue(until, MAX_SERIAL), end: tailValue(since, 0) };
 }
+
+const MAX_TIME = Number.MAX_SAFE_INTEGER;
+const ALL_TIME = { start: tailValue(MAX_TIME, MAX_SERIAL), end: tailValue(0, 0) };
 
 /**
  * Up to `limit` entries of one prefix with created_at in [since, until], as pairs of numbers

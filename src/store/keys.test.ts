@@ -4,6 +4,7 @@
 import { describe, expect, test } from "bun:test";
 import { Gen as BaseGen } from "../../test/gen.ts";
 import {
+  hexBytes,
   indexKey,
   keySerial,
   keyTime,
@@ -185,7 +186,7 @@ function layouts(g0: Gen): Layout<unknown>[] {
   const pubkind: Layout<PKK> = {
     name: "pubkey | kind | created_at | serial",
     gen: (g) => ({ pk: g.pick(pubkeys), kind: g.pick(kinds), ...tail(g, times, serials) }),
-    key: (x) => indexKey(pubkindPrefix(x.pk, x.kind), x.t, x.s),
+    key: (x) => indexKey(pubkindPrefix(hexBytes(x.pk), x.kind), x.t, x.s),
     cmp: (a, b) =>
       lex(
         () => cmpStr(a.pk, b.pk),

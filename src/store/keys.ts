@@ -89,8 +89,14 @@ export function kindBytes(kind: number): Buffer {
   return b;
 }
 
-export const pubkindPrefix = (pubkey: string, kind: number): Buffer =>
-  Buffer.concat([hexBytes(pubkey), kindBytes(kind)]);
+/** `pubkey 32 | kind 2`, from the pubkey's bytes (a planner decodes each author once for all its kinds). */
+export function pubkindPrefix(pubkey: Uint8Array, kind: number): Buffer {
+  const k = Buffer.allocUnsafe(34);
+  k.set(pubkey, 0);
+  k[32] = kind >>> 8;
+  k[33] = kind & 0xff;
+  return k;
+}
 
 /** Tag prefix `letter | len | value`, or undefined when the value is too long to index. */
 export function tagPrefix(letter: string, value: string): Buffer | undefined {
