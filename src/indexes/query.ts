@@ -6,7 +6,7 @@ import { STORED_ID_OFFSET, STORED_PUBKEY_OFFSET, storedCreatedAt, storedKind } f
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
-import { hexBytes, readU64, serialKey } from "../store/keys.ts";
+import { hexBytes, readU64, serialProbe } from "../store/keys.ts";
 import { readEvent } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
 import { scanPlan } from "./cursor.ts";
@@ -106,7 +106,7 @@ const byNewest = (a: Hit, b: Hit): number => {
 };
 
 /** A stored record's bytes: a view of lmdb-js's shared buffer, valid until the next read. */
-const bytesOf = (s: Store, serial: number): Buffer | undefined => s.events.getBinaryFast(serialKey(serial));
+const bytesOf = (s: Store, serial: number): Buffer | undefined => s.events.getBinaryFast(serialProbe(serial));
 // lmdb-js sets `length` on its shared buffer to the value's size: decode that much, not the buffer.
 const text = (b: Buffer): string => b.toString("utf8", 0, b.length);
 const idBytes = (b: Buffer | undefined): string | undefined =>

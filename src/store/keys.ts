@@ -66,6 +66,18 @@ export function serialKey(serial: number): Buffer {
   return k;
 }
 
+const PROBE = Buffer.allocUnsafe(8);
+
+/**
+ * serialKey in one buffer every caller shares, for a read lmdb-js copies the key of before it
+ * returns (a get): never for a write, a range bound or a key that is kept. Readers of event
+ * bodies make one such key per event they send.
+ */
+export function serialProbe(serial: number): Buffer {
+  putU64(PROBE, 0, serial);
+  return PROBE;
+}
+
 export const hexBytes = (hex: string): Buffer => Buffer.from(hex, "hex");
 
 /** A moderation entry: `list 1 | value UTF-8` (the list is a small code, manage/moderation.ts). */

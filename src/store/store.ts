@@ -10,7 +10,7 @@ import type { Database, RootDatabase } from "lmdb";
 import { open } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
 import { INDEX_DB } from "./index-db.ts";
-import { Arena, isIndexableTagName, readU64, serialKey } from "./keys.ts";
+import { Arena, isIndexableTagName, readU64, serialKey, serialProbe } from "./keys.ts";
 import { chooseMapSize } from "./map-size.ts";
 import { removalValue } from "./removals.ts";
 import { readHighWater } from "./serials.ts";
@@ -214,7 +214,7 @@ export function indexEntries(s: Store, e: NostrEvent, serial: number): [BinDb, B
 
 /** The stored JSON of an event by serial, or undefined. */
 export function readEvent(s: Store, serial: number): string | undefined {
-  return s.eventsText.get(serialKey(serial));
+  return s.eventsText.get(serialProbe(serial));
 }
 
 /**
