@@ -76,6 +76,10 @@ function admits(
  */
 function passesFast(f: Filter, json: string | Buffer): boolean {
   if (f.kinds && !f.kinds.includes(storedKind(json))) return false;
+  return authorPasses(f, json);
+}
+
+function authorPasses(f: Filter, json: string | Buffer): boolean {
   if (!f.authors) return true;
   const end = STORED_PUBKEY_OFFSET + 64;
   const pubkey =
@@ -104,6 +108,32 @@ const byNewest = (a: Hit, b: Hit): number => {
   const y = idOf(b);
   return x < y ? -1 : x > y ? 1 : 0;
 };
+
+/**
+ * Kinds of stored events by serial, as byte checks read them: a `#p` filter with kinds meets the
+ * same long contact lists REQ after REQ (a popular pubkey's followers), each copied whole to
+ * read its kind. A serial's kind never changes, and an entry left by a removed event is
+ * harmless (the body read that would follow finds nothing). Per store, cleared when full.
+ */
+const kinds = new WeakMap<Store, Map<number, number>>();
+const KINDS_KEPT = 65_536;
+
+function kindsSeen(s: Store): Map<number, number> {
+  let m = kinds.get(s);
+  if (!m) kinds.set(s, (m = new Map()));
+  return m;
+}
+
+/** passesFast on the bytes, noting the kind it read. */
+function passesChecked(f: Filter, b: Buffer, serial: number, seen: Map<number, number>): boolean {
+  if (f.kinds) {
+    const kind = storedKind(b);
+    if (seen.size >= KINDS_KEPT) seen.clear();
+    seen.set(serial, kind);
+    if (!f.kinds.includes(kind)) return false;
+  }
+  return authorPasses(f, b);
+}
 
 /** A stored record's bytes: a view of lmdb-js's shared buffer, valid until the next read. */
 const bytesOf = (s: Store, serial: number): Buffer | undefined => s.events.getBinaryFast(serialProbe(serial));
@@ -184,6 +214,8 @@ async function runFilter(
   // What is left after a check on the bytes: the full match, or the reader's access rule.
   const rest = fast ? "none" : plan.residual;
   const decodeAlways = rest !== "none" || o.allow !== undefined;
+  const kindsOnly = fast && f.authors === undefined && f.kinds !== undefined;
+  const knownKinds = kindsSeen(s);
   let lastSerial = -1;
   let cutTime = -1;
   let sinceYield = 0;
@@ -198,9 +230,12 @@ async function runFilter(
     lastSerial = k.serial;
     if (cutTime !== -1 && k.time < cutTime) break;
     if (o.hidden?.(k.serial)) continue;
-    // Bytes first when they can refuse the candidate; else the text straight away (one read).
+    // A kind seen before refuses without a read; else the bytes first when they can refuse
+    // the candidate; else the text straight away (one read).
+    const seenKind = kindsOnly ? knownKinds.get(k.serial) : undefined;
+    if (seenKind !== undefined && !f.kinds!.includes(seenKind)) continue;
     const b = fast ? bytesOf(s, k.serial) : undefined;
-    if (fast && (b === undefined || !passesFast(f, b))) continue;
+    if (fast && (b === undefined || !passesChecked(f, b, k.serial, knownKinds))) continue;
     if (cutTime === -1 || decodeAlways) {
       const json = b ? text(b) : load(s, k.serial);
       if (json === undefined || (decodeAlways && !admits(f, json, o, rest))) continue;
@@ -266,6 +301,7 @@ export async function countQuery(
   }
   const snap = indexSnapshot(s);
   const seen = new Set<number>();
+  const knownKinds = kindsSeen(s);
   let sinceYield = 0;
   for (const f of filters) {
     if (f.search !== undefined) {
@@ -291,8 +327,10 @@ export async function countQuery(
       // Counted on keys alone, an event removed since its entries were written must be left out.
       if (removedIn(snap, k.serial)) continue;
       if (plan.residual === "fast" && !o.allow) {
+        const seenKind = f.authors === undefined ? knownKinds.get(k.serial) : undefined;
+        if (seenKind !== undefined && !f.kinds!.includes(seenKind)) continue;
         const b = bytesOf(s, k.serial);
-        if (b === undefined || !passesFast(f, b)) continue;
+        if (b === undefined || !passesChecked(f, b, k.serial, knownKinds)) continue;
       } else if (plan.needsCheck || o.allow) {
         const json = load(s, k.serial);
         if (json === undefined || !admits(f, json, o, plan.residual)) continue;
