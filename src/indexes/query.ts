@@ -119,9 +119,11 @@ const kinds = new WeakMap<Store, Map<number, number>>();
 const KINDS_KEPT = 65_536;
 
 function kindsSeen(s: Store): Map<number, number> {
-  let m = kinds.get(s);
-  if (!m) kinds.set(s, (m = new Map()));
-  return m;
+  const m = kinds.get(s);
+  if (m) return m;
+  const fresh = new Map<number, number>();
+  kinds.set(s, fresh);
+  return fresh;
 }
 
 /** passesFast on the bytes, noting the kind it read. */
