@@ -137,6 +137,17 @@ function passesChecked(f: Filter, b: Buffer, serial: number, seen: Map<number, n
   return authorPasses(f, b);
 }
 
+/**
+ * A candidate that only kinds and authors are left to check: its stored bytes when it passes,
+ * undefined when it is refused (by a kind seen before, without a read) or gone.
+ */
+function fastCandidate(s: Store, f: Filter, serial: number, seen: Map<number, number>): Buffer | undefined {
+  const known = f.kinds ? seen.get(serial) : undefined;
+  if (known !== undefined && !f.kinds!.includes(known)) return undefined;
+  const b = bytesOf(s, serial);
+  return b !== undefined && passesChecked(f, b, serial, seen) ? b : undefined;
+}
+
 /** A stored record's bytes: a view of lmdb-js's shared buffer, valid until the next read. */
 const bytesOf = (s: Store, serial: number): Buffer | undefined => s.events.getBinaryFast(serialProbe(serial));
 // lmdb-js sets `length` on its shared buffer to the value's size: decode that much, not the buffer.
@@ -216,8 +227,7 @@ async function runFilter(
   // What is left after a check on the bytes: the full match, or the reader's access rule.
   const rest = fast ? "none" : plan.residual;
   const decodeAlways = rest !== "none" || o.allow !== undefined;
-  const kindsOnly = fast && f.authors === undefined && f.kinds !== undefined;
-  const knownKinds = kindsSeen(s);
+  const knownKinds = fast ? kindsSeen(s) : undefined;
   let lastSerial = -1;
   let cutTime = -1;
   let sinceYield = 0;
@@ -232,12 +242,9 @@ async function runFilter(
     lastSerial = k.serial;
     if (cutTime !== -1 && k.time < cutTime) break;
     if (o.hidden?.(k.serial)) continue;
-    // A kind seen before refuses without a read; else the bytes first when they can refuse
-    // the candidate; else the text straight away (one read).
-    const seenKind = kindsOnly ? knownKinds.get(k.serial) : undefined;
-    if (seenKind !== undefined && !f.kinds!.includes(seenKind)) continue;
-    const b = fast ? bytesOf(s, k.serial) : undefined;
-    if (fast && (b === undefined || !passesChecked(f, b, k.serial, knownKinds))) continue;
+    // The bytes first when they can refuse the candidate; else the text straight away (one read).
+    const b = knownKinds ? fastCandidate(s, f, k.serial, knownKinds) : undefined;
+    if (knownKinds && b === undefined) continue;
     if (cutTime === -1 || decodeAlways) {
       const json = b ? text(b) : load(s, k.serial);
       if (json === undefined || (decodeAlways && !admits(f, json, o, rest))) continue;
@@ -329,10 +336,7 @@ export async function countQuery(
       // Counted on keys alone, an event removed since its entries were written must be left out.
       if (removedIn(snap, k.serial)) continue;
       if (plan.residual === "fast" && !o.allow) {
-        const seenKind = f.authors === undefined ? knownKinds.get(k.serial) : undefined;
-        if (seenKind !== undefined && !f.kinds!.includes(seenKind)) continue;
-        const b = bytesOf(s, k.serial);
-        if (b === undefined || !passesChecked(f, b, k.serial, knownKinds)) continue;
+        if (fastCandidate(s, f, k.serial, knownKinds) === undefined) continue;
       } else if (plan.needsCheck || o.allow) {
         const json = load(s, k.serial);
         if (json === undefined || !admits(f, json, o, plan.residual)) continue;
