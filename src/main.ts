@@ -12,6 +12,10 @@ interface Command {
 
 const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> = {
   serve: { about: "run the relay (default)", load: () => import("./cli/serve.ts") },
+  upgrade: {
+    about: "replace the running relay by its new binary, dropping no client",
+    load: () => import("./cli/upgrade.ts"),
+  },
   config: { about: "print the documented default configuration", load: () => import("./cli/config.ts") },
   keygen: { about: "make a key pair, random or from a mnemonic", load: () => import("./cli/keygen.ts") },
   nip19: { about: "encode and decode npub, nprofile, naddr, ...", load: () => import("./cli/nip19.ts") },

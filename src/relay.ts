@@ -20,6 +20,7 @@ import { Moderation } from "./manage/moderation.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
 import { Pruner } from "./retention/pruner.ts";
 import { matchSearch } from "./search/match.ts";
+import { stopWhenQueueEmpty } from "./server/accept-queue.ts";
 import { inList } from "./server/client-ip.ts";
 import type { Conn, ConnData } from "./server/connection.ts";
 import { startMetricsServer } from "./server/metrics.ts";
@@ -30,6 +31,7 @@ import { releaseDirtyPages } from "./store/dirty-pages.ts";
 import { DirLocked, lockDir } from "./store/lock.ts";
 import { QuietTrim } from "./store/quiet-trim.ts";
 import { releasePages } from "./store/residency.ts";
+import { currentHighWater } from "./store/serials.ts";
 import { closeStore, DERIVED_DIR, openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
 import { createVerifyPool } from "./verify/pool.ts";
@@ -42,10 +44,22 @@ export interface Relay {
   url: string;
   /** Stops accepting, closes connections, flushes the writer and closes LMDB. */
   stop(): Promise<void>;
+  /**
+   * Hands the directory to a successor (handover/): the consumers, the retention pruner, the
+   * cluster node and the metrics port stop here and the lock is released; connections are
+   * still accepted and served, and their events written beside the successor.
+   */
+  handOver(): Promise<void>;
+  /** Takes the directory back after `handOver` (the successor died before it listened). */
+  takeBack(): Promise<void>;
+  /** Stops accepting connections (once none waits to be accepted); those open are served on. */
+  stopAccepting(): Promise<void>;
+  /** How often to look for other processes' commits (the default: every 250 ms). */
+  followEvery(ms: number): void;
 }
 
 /** How often the relay looks whether another process (`relay import`, `relay delete`) wrote. */
-const POLL_MS = 250;
+export const POLL_MS = 250;
 /** Memory is given back after a burst of writes once nothing has committed for this long. */
 const QUIET_MS = 1000;
 /** ... and at most this often (a full collection of the heap costs ~20 ms). */
@@ -64,18 +78,36 @@ function lockData(dir: string): () => void {
   }
 }
 
-export function startRelay(config: Config): Relay {
+export interface StartOptions {
+  /**
+   * The directory's lock, already taken from a predecessor that handed it over (handover/):
+   * the port is then shared with it (SO_REUSEPORT) instead of checked free first.
+   */
+  takenOver?: () => void;
+}
+
+export function startRelay(config: Config, o: StartOptions = {}): Relay {
   configureLog({ level: config["log.level"], format: config["log.format"] });
-  const unlock = lockData(config.data);
+  let unlock = o.takenOver ?? lockData(config.data);
   try {
-    return startLocked(config, unlock);
+    return startLocked(
+      config,
+      () => unlock(),
+      o.takenOver !== undefined,
+      (u) => (unlock = u),
+    );
   } catch (e) {
     unlock();
     throw e;
   }
 }
 
-function startLocked(config: Config, unlock: () => void): Relay {
+function startLocked(
+  config: Config,
+  unlock: () => void,
+  sharePort: boolean,
+  relock: (unlock: () => void) => void,
+): Relay {
   const backend = config["verify.backend"];
   if (backend !== "auto" && backend !== "native" && backend !== "noble")
     throw new ConfigError(`verify.backend: expected auto, native or noble, got ${backend}`);
@@ -149,17 +181,19 @@ function startLocked(config: Config, unlock: () => void): Relay {
       : undefined,
   };
   ctx.api = startApi(config, consumers, store);
-  const server = startServer(ctx);
-  const metricsServer = startMetricsServer(ctx);
+  const server = startServer(ctx, sharePort);
+  let metricsServer = startMetricsServer(ctx);
   const conns = ctx.conns;
   const port = server.port ?? config.port;
   isOwnUrl = ownUrlCheck(config.host, port, () => ctx.config.publicUrl);
   pruner.start(writer);
-  if (config["cluster.natsUrl"]) {
+  const joinCluster = () => {
+    if (!config["cluster.natsUrl"]) return;
     cluster = new ClusterNode(config, store, writer, (e, json) => broadcast(live, e, json), port);
     ctx.cluster = cluster;
     cluster.start();
-  }
+  };
+  joinCluster();
   const summarySeconds = config["log.summarySeconds"];
   const refusals = new RefusalSummary(ctx.counters);
   const host = server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname;
@@ -174,8 +208,8 @@ function startLocked(config: Config, unlock: () => void): Relay {
       const r = refusals.next();
       if (r) log.info(`refused ${r.total} in ${summarySeconds} s`, r.byReason);
     }, summarySeconds * 1000),
-    setInterval(() => writer.poll(), POLL_MS),
   ];
+  let poll = setInterval(() => writer.poll(), POLL_MS);
   const release = config["store.releasePagesSeconds"];
   const dataFiles = [config.data, join(config.data, DERIVED_DIR)];
   if (release > 0) timers.push(setInterval(() => releasePages(dataFiles), release * 1000));
@@ -205,13 +239,53 @@ function startLocked(config: Config, unlock: () => void): Relay {
   });
   timers.push(setInterval(() => quiet.tick(performance.now()), QUIET_MS));
   let stopping: Promise<void> | undefined;
+  let owner = true;
   return {
     ctx,
     server,
     conns,
     url: `ws://${host}:${server.port}`,
+    followEvery(ms) {
+      clearInterval(poll);
+      poll = setInterval(() => writer.poll(), ms);
+    },
+    async handOver() {
+      if (!owner) return;
+      owner = false;
+      // The successor applies the consumers, prunes, joins the cluster and serves the metrics
+      // port from here on; this process keeps writing its clients' events beside it.
+      await cluster?.stop();
+      cluster = undefined;
+      ctx.cluster = undefined;
+      await pruner.stop();
+      metricsServer?.stop(true);
+      metricsServer = undefined;
+      await consumers.release();
+      unlock();
+    },
+    async takeBack() {
+      if (owner) return;
+      relock(lockData(config.data));
+      // The consumers resume from what the writer has handed on, which must reach past what
+      // the other process applied: have the writer read the log up to its end first.
+      for (let i = 0; i < 1000; i++) {
+        const now = currentHighWater(store);
+        const heard = writer.heard();
+        if (heard.serial >= now.serial && heard.removal >= now.removal) break;
+        await writer.task(() => undefined);
+      }
+      consumers.resume(writer.heard());
+      pruner.start(writer);
+      metricsServer = startMetricsServer(ctx);
+      joinCluster();
+      owner = true;
+    },
+    stopAccepting() {
+      return stopWhenQueueEmpty(port, () => server.stop(false));
+    },
     stop() {
       stopping ??= (async () => {
+        clearInterval(poll);
         for (const t of timers) clearInterval(t);
         ctx.plugin?.close();
         ctx.api?.stop();

@@ -22,6 +22,7 @@
 // 172 -> 167 µs). It only delays compiling: a long-running relay ends with the same code.
 import { statSync } from "node:fs";
 import type { Config } from "../config/schema.ts";
+import { ownCommandLine } from "../handover/command-line.ts";
 
 // BUN_JSC_forceRAMSize (`process.gcRamMb`, unset by default): JavaScriptCore lets a heap grow in
 // proportion to the memory it sees (the machine's, or its memory cgroup's) before collecting. On
@@ -61,13 +62,9 @@ export function tuneRuntime(config: Config): string {
   // the profiler first, so a profiled process keeps running as it is.
   if (process.execArgv.some((a) => a.startsWith("--cpu-prof")))
     return `${without} (a CPU profiler samples this process with signals, which would kill it executed again; set them in the environment to profile with them)`;
-  // A compiled binary's argv[1] is its embedded entry point, not an argument. From source, Bun's
-  // own flags (`bun --heap-prof src/main.ts`) are in execArgv, not argv: without them the
-  // process that runs would not be the one asked for (no profile written).
-  const compiled = process.argv[1]?.startsWith("/$bunfs/") === true;
-  const args = compiled
-    ? [process.execPath, ...process.argv.slice(2)]
-    : [process.execPath, ...process.execArgv, ...process.argv.slice(1)];
+  // Without Bun's own flags the process that runs would not be the one asked for (no profile
+  // written): ownCommandLine keeps them.
+  const args = ownCommandLine();
   try {
     process.execve(process.execPath, args, { ...process.env, ...missing });
   } catch (e) {

@@ -1,38 +1,62 @@
 // `relay serve` (the default command): loads configuration, starts the relay, reloads live
 // settings on SIGHUP or config file change, and stops cleanly on SIGINT/SIGTERM so that every
 // event answered `OK true` is on disk.
+import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { redactNatsUrl } from "../cluster/node.ts";
 import type { Sources } from "../config/load.ts";
 import { loadConfig } from "../config/load.ts";
 import { reloadConfig } from "../config/reload.ts";
+import type { Config } from "../config/schema.ts";
 import { watchConfigFile } from "../config/watch.ts";
+import { consumersToRebuild } from "../consumers/registry.ts";
+import { HANDOVER_SIGNAL, isAlive, REQUEST_FILE, removeState } from "../handover/files.ts";
+import { FOLLOW_MS, Predecessor } from "../handover/predecessor.ts";
+import { announceListening, takeOver } from "../handover/successor.ts";
 import { configureLog, log } from "../log.ts";
-import { startRelay } from "../relay.ts";
+import type { Relay } from "../relay.ts";
+import { POLL_MS, startRelay } from "../relay.ts";
 import { chooseMapSize } from "../store/map-size.ts";
+import { closeStore, openStore } from "../store/store.ts";
 import { parseArgs } from "./args.ts";
 import { tuneRuntime } from "./runtime-env.ts";
 
-export const help = `relay serve [--config FILE] [--host H] [--port P] [--data DIR] [--<key> VALUE]
+export const help = `relay serve [--config FILE] [--host H] [--port P] [--data DIR] [--takeover] [--<key> VALUE]
 
-Starts the relay (WebSocket and HTTP on one port). Settings come from defaults, then the
+Starts the relay (WebSocket and HTTP on one port). With --takeover, on the port and directory of a
+running relay (a new binary replacing it): that relay hands over, stops accepting and serves its
+open connections until they close (server.drainSeconds at most), then exits; no client is dropped. Settings come from defaults, then the
 TOML file, then RELAY_* environment variables, then flags; any schema key works as a flag,
 e.g. --limits.maxLimit 1000. See 'relay config --print-default'.`;
 
 export async function run(argv: string[]): Promise<number> {
-  const { flags } = parseArgs(argv);
-  const { config: file, ...rest } = flags;
+  const { flags } = parseArgs(argv, ["takeover"]);
+  const { config: file, takeover, ...rest } = flags;
   const sources: Sources = { file, env: process.env, flags: rest };
   const config = loadConfig(sources);
   const runtime = tuneRuntime(config);
-  const relay = startRelay(config);
-  const shutdown = async (signal: string) => {
-    log.info("stopping, flushing writes", { signal });
-    await relay.stop();
-    process.exit(0);
+  configureLog({ level: config["log.level"], format: config["log.format"] });
+  // --takeover: from the relay serving this directory (a new binary replacing it), which
+  // hands over and drains; without it a second relay on a directory is refused.
+  if (takeover === "true") await checkTakeover(config);
+  const taken = takeover === "true" ? await takeOver(config.data) : undefined;
+  const relay = startRelay(config, { takenOver: taken?.unlock });
+  let stopping: Promise<void> | undefined;
+  const shutdown = (why: string) => {
+    stopping ??= (async () => {
+      log.info("stopping, flushing writes", { why });
+      predecessor.close();
+      await relay.stop();
+      removePidFile(config["server.pidFile"]);
+      process.exit(0);
+    })();
+    return stopping;
   };
+  const predecessor = new Predecessor(relay, shutdown);
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on(HANDOVER_SIGNAL, () => predecessor.signalled());
   const reload = (why: string) => {
     try {
       const r = reloadConfig(relay.ctx.config, sources);
@@ -49,6 +73,7 @@ export async function run(argv: string[]): Promise<number> {
   };
   process.on("SIGHUP", () => reload("SIGHUP"));
   if (file) watchConfigFile(file, () => reload("file changed"));
+  writePidFile(config["server.pidFile"]);
   // Announce only once the signal handlers are in place, so a supervisor may stop us at once.
   // This first line is the start-up summary; tests and scripts read the URL from it.
   const c = relay.ctx.config;
@@ -70,5 +95,61 @@ export async function run(argv: string[]): Promise<number> {
       : "off",
     log: `${c["log.level"]},${c["log.format"]}`,
   });
+  if (taken?.predecessor !== undefined) {
+    announceListening(config.data, taken.predecessor);
+    followPredecessor(relay, taken.predecessor);
+  }
   return new Promise(() => {}); // runs until a signal
+}
+
+/**
+ * A takeover that would rebuild a derived index (a new version of it) is refused: the running
+ * relay would serve from the log alone meanwhile. Such an upgrade is a restart.
+ */
+async function checkTakeover(config: Config): Promise<void> {
+  if (!existsSync(join(config.data, "data.mdb"))) return;
+  const store = openStore(config.data, { mapSizeGb: config["store.mapSizeGb"] });
+  try {
+    const stale = consumersToRebuild(store, config);
+    if (stale.length > 0)
+      throw new Error(
+        `--takeover: this relay would rebuild ${stale.join(", ")} from the whole log before serving (a new version of it, or turned on): restart instead of taking over`,
+      );
+  } finally {
+    await closeStore(store);
+  }
+}
+
+/**
+ * While the predecessor drains, its clients' events reach this relay's subscribers through the
+ * log: look for them often, until it has exited.
+ */
+function followPredecessor(relay: Relay, pid: number): void {
+  relay.followEvery(FOLLOW_MS);
+  relay.ctx.peer = pid;
+  const watch = setInterval(async () => {
+    if (isAlive(pid)) return;
+    clearInterval(watch);
+    // What it committed before it went is read before readers stop waiting for it.
+    await relay.ctx.writer.othersAhead();
+    relay.ctx.peer = undefined;
+    relay.followEvery(POLL_MS);
+    removeState(relay.ctx.config.data, REQUEST_FILE);
+    log.info("the previous relay has exited", { pid });
+  }, 500);
+}
+
+/** Written once listening: a supervisor following it (systemd's PIDFile) moves to this process. */
+function writePidFile(path: string): void {
+  if (!path) return;
+  const tmp = `${path}.${process.pid}`;
+  writeFileSync(tmp, `${process.pid}\n`);
+  renameSync(tmp, path);
+}
+
+function removePidFile(path: string): void {
+  if (!path) return;
+  try {
+    if (readFileSync(path, "utf8").trim() === String(process.pid)) unlinkSync(path);
+  } catch {}
 }

@@ -48,6 +48,16 @@ export const SCHEMA = {
   }),
   data: s("./data", "directory of the LMDB environment", false, { env: "RELAY_DATA", flag: "data" }),
   publicUrl: s("", "public wss:// URL of this relay, accepted in NIP-42 and NIP-62 relay tags", true),
+  "server.drainSeconds": i(
+    300,
+    "after handing over to a successor (serve --takeover), serve the open connections this long before closing them",
+    true,
+  ),
+  "server.pidFile": s(
+    "",
+    "write the serving process's pid here (a supervisor follows it across upgrades)",
+    false,
+  ),
 
   "info.name": s("bunstr relay", "relay name shown in NIP-11", true),
   "info.description": s("A Nostr relay on Bun and LMDB", "relay description shown in NIP-11", true),

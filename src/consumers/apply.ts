@@ -218,6 +218,10 @@ export class ThreadApplier implements Applier {
       await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, CLOSE_WAIT_MS)))]);
       clearTimeout(timer);
     }
+    // Nothing more is sent to it, and a walk it did not answer is done here instead.
+    this.broken = true;
     await this.worker.terminate();
+    for (const w of this.walks.values()) w.reject(new Error("consumers' thread closed"));
+    this.walks.clear();
   }
 }

@@ -17,7 +17,8 @@ export type Progress = (name: string, events: number, total: number) => void;
  * of another version), synchronously. Run before the writer starts, and by data commands.
  * Covers the log up to the high-water marks read when it starts, which it leaves in
  * `store.lastSerial` and `store.lastRemoval`: what another process commits meanwhile is for
- * the writer to notice (writer.ts), so nothing is applied twice.
+ * the writer to notice (writer.ts), so nothing is applied twice. `until`: the marks to cover
+ * instead, those a running writer has already handed on (a relay resuming its consumers).
  */
 export function catchUp(
   s: Store,
@@ -25,8 +26,9 @@ export function catchUp(
   log: (line: string) => void,
   progress?: Progress,
   batch = 10_000,
+  until?: HighWater,
 ): { gen: number; high: HighWater } {
-  const high = currentHighWater(s);
+  const high = until ?? currentHighWater(s);
   s.lastSerial = high.serial;
   s.lastRemoval = high.removal;
   let gen = 0;

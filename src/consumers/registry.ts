@@ -11,11 +11,14 @@ import { Indexes } from "../indexes/indexes.ts";
 import type { Searcher } from "../indexes/query.ts";
 import { SearchIndex } from "../search/consumer.ts";
 import { searcher } from "../search/engine.ts";
-import type { Consumer } from "../store/consumer.ts";
-import { markStale } from "../store/consumer.ts";
+import type { WalkOffload } from "../search/remote.ts";
+import type { Consumer, Tail } from "../store/consumer.ts";
+import { markStale, readWatermark } from "../store/consumer.ts";
 import { Expiration } from "../store/expiration.ts";
+import type { HighWater } from "../store/serials.ts";
 import type { Store } from "../store/types.ts";
-import { ThreadApplier } from "./apply.ts";
+import { InThreadApplier, ThreadApplier } from "./apply.ts";
+import { logTail } from "./log-tail.ts";
 import { ConsumerRunner } from "./runner.ts";
 
 export interface Consumers {
@@ -29,6 +32,16 @@ export interface Consumers {
   registers: HllRegisters | undefined;
   /** answers `search` filters, when search is enabled */
   searcher: Searcher | undefined;
+  /**
+   * Stops applying the consumers here, for a process taking the directory over: what waits is
+   * applied, then readers see past the watermarks from the log on disk (log-tail.ts).
+   */
+  release(): Promise<void>;
+  /**
+   * Applies them here again (the process that was to take over is gone), from the watermarks
+   * to `until`: the log's marks the writer has handed on, which must cover the watermarks.
+   */
+  resume(until: HighWater): void;
 }
 
 export interface ConsumersOptions {
@@ -63,6 +76,8 @@ function beside(store: Store, expiration: Expiration): Consumers {
     counters: undefined,
     registers: undefined,
     searcher: undefined,
+    release: async () => {},
+    resume: () => {},
   };
 }
 
@@ -75,6 +90,20 @@ export function consumersByName(store: Store, names: readonly string[]): Consume
     if (name === REGISTERS_CONSUMER) return new HllRegisters(store);
     throw new Error(`unknown consumer ${name}`);
   });
+}
+
+/**
+ * The consumers `config` turns on whose entries on disk are missing or of another version:
+ * a relay starting on the store would rebuild them from the whole log before serving.
+ */
+export function consumersToRebuild(store: Store, config: Config): string[] {
+  const names = ["indexes"];
+  if (config["search.enabled"]) names.push("search");
+  if (config["api.enabled"]) names.push("counters");
+  if (config["count.registers"]) names.push(REGISTERS_CONSUMER);
+  return consumersByName(store, names)
+    .filter((c) => readWatermark(store, c.name)?.version !== c.version)
+    .map((c) => c.name);
 }
 
 /**
@@ -94,13 +123,13 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
   if (!registers) markStale(store, REGISTERS_CONSUMER);
   const indexes = new Indexes(store);
   const consumers = [indexes, search, counters, registers].filter((c) => c !== undefined) as Consumer[];
-  const thread = o.thread
-    ? new ThreadApplier(
-        config.data,
-        consumers.map((c) => c.name),
-        config["store.mapSizeGb"],
-      )
-    : undefined;
+  const newThread = () =>
+    new ThreadApplier(
+      config.data,
+      consumers.map((c) => c.name),
+      config["store.mapSizeGb"],
+    );
+  let thread = o.thread ? newThread() : undefined;
   const runner = new ConsumerRunner(store, consumers, {
     intervalMs: config["consumers.intervalMs"],
     idleMs: config["consumers.idleMs"],
@@ -111,11 +140,21 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
     logError: o.logError,
     applier: thread,
   });
-  indexes.tail = runner.tail(indexes);
-  if (search) search.tail = runner.tail(search);
-  if (counters) counters.tail = runner.tail(counters);
-  if (registers) registers.tail = runner.tail(registers);
+  const tails = (of: <V>(c: Consumer<unknown, V>) => Tail<V>) => {
+    indexes.tail = of(indexes);
+    if (search) search.tail = of(search);
+    if (counters) counters.tail = of(counters);
+    if (registers) registers.tail = of(registers);
+  };
+  tails((c) => runner.tail(c));
   runner.catchUp(o.progress, o.batch);
+  // Search walks are shared with the consumers' thread between its batches (search/remote.ts),
+  // whichever thread applies now.
+  const walks: WalkOffload = {
+    ready: () => thread?.ready() ?? false,
+    inFlight: () => thread?.inFlight() ?? 0,
+    walk: (req) => thread!.walk(req),
+  };
   return {
     expiration,
     indexes,
@@ -123,7 +162,17 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
     search,
     counters,
     registers,
-    // Search walks are shared with the consumers' thread between its batches (search/remote.ts).
-    searcher: search ? searcher(search, thread) : undefined,
+    searcher: search ? searcher(search, thread ? walks : undefined) : undefined,
+    release: () =>
+      runner.release(() => {
+        thread = undefined;
+        tails((c) => logTail(store, c));
+      }),
+    resume: (until) => {
+      if (!runner.released) return;
+      if (o.thread) thread = newThread();
+      tails((c) => runner.tail(c));
+      runner.resume(thread ?? new InThreadApplier(store, consumers), until);
+    },
   };
 }

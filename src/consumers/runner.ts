@@ -101,6 +101,8 @@ export class ConsumerRunner {
   /** times a writer waited for the backlog, and for how long in all (ms) */
   waits = 0;
   waitedMs = 0;
+  /** another process applies the consumers now (release): commits are not kept here */
+  released = false;
 
   constructor(
     private readonly store: Store,
@@ -131,8 +133,8 @@ export class ConsumerRunner {
    * Brings every consumer up to the log on disk, synchronously (catch-up.ts). Run before the
    * writer starts, and by data commands.
    */
-  catchUp(progress?: Progress, batch = 10_000): void {
-    const { gen, high } = catchUp(this.store, this.consumers, this.log, progress, batch);
+  catchUp(progress?: Progress, batch = 10_000, until?: HighWater): void {
+    const { gen, high } = catchUp(this.store, this.consumers, this.log, progress, batch, until);
     this.trimmedThrough = high.removal;
     this.diskSerial = high.serial;
     this.open = new Gen(gen + 1, this.consumers, high.serial, high.removal);
@@ -144,8 +146,9 @@ export class ConsumerRunner {
    * process added and removed between two looks).
    */
   committed(stored: readonly Committed[], removed: readonly Removal[], high?: HighWater): void {
-    // None here (a data command beside the relay, which applies what it commits): keep nothing.
-    if (this.consumers.length === 0) return;
+    // None here (a data command beside the relay, which applies what it commits), or another
+    // process applies them now: keep nothing.
+    if (this.consumers.length === 0 || this.released) return;
     const g = this.open;
     const cs = this.consumers;
     if (high) {
@@ -418,6 +421,36 @@ export class ConsumerRunner {
     this.idleTimer = undefined;
     await this.settle();
     await this.applier.close();
+  }
+
+  /**
+   * Stops applying here, for a process that takes the directory over: everything waiting is
+   * applied first (what a failing batch leaves is in the log on disk, for the next applier to
+   * catch up), then the applier is closed. Commits are no longer kept; readers are given the
+   * log on disk past the watermarks instead (`readFromLog`, registry.ts).
+   */
+  async release(readFromLog: () => void): Promise<void> {
+    if (this.released) return;
+    await this.stop();
+    this.released = true;
+    this.sealed.length = 0;
+    this.open = new Gen(this.open.n + 1, this.consumers, this.open.maxSerial, this.open.maxSeq);
+    // In the same turn: no reader may find the generations gone and the log not yet read.
+    readFromLog();
+    this.wakeWriters();
+  }
+
+  /**
+   * Applies here again after a release (the process that was to take over is gone): catches up
+   * from the watermarks on disk to `until`, what the writer has handed on so far (commits after
+   * it reach `committed` as usual), then runs with `applier`.
+   */
+  resume(applier: Applier, until: HighWater): void {
+    if (!this.released) return;
+    this.applier = applier;
+    this.catchUp(undefined, undefined, until);
+    this.released = false;
+    this.start();
   }
 
   lag(): ConsumerLag[] {

@@ -84,6 +84,16 @@ export async function handleReq(
     conn.send(closedFrame(subId, rateLimited(`too many open subscriptions (at most ${max})`)));
     return;
   }
+  // Another relay writes this directory too (a handover): what it has committed is read before
+  // the answer, so an event OK'd there a moment ago is in it. Meanwhile the subscription holds
+  // its place, so that a CLOSE sent meanwhile closes it.
+  const behind = ctx.peer !== undefined ? ctx.writer.othersAhead() : undefined;
+  if (behind) {
+    const waiting = new Subscription(conn, subId, filters, 0);
+    conn.subs.set(subId, waiting);
+    await behind;
+    if (waiting.cancelled || conn.subs.get(subId) !== waiting) return;
+  }
   const sub = new Subscription(conn, subId, filters, ctx.writer.visibleSerial, (e) => mayRead(ctx, conn, e));
   conn.subs.set(subId, sub);
   ctx.live.add(sub);
@@ -131,6 +141,7 @@ export async function handleCount(
     conn.send(closedFrame(subId, refused));
     return;
   }
+  if (ctx.peer !== undefined) await ctx.writer.othersAhead();
   try {
     const n = await countAnswer(
       ctx.store,

@@ -88,6 +88,7 @@ export class Pruner {
 
   start(writer: Writer): void {
     this.writer = writer;
+    this.stopped = false;
     const every = this.config()["retention.intervalSeconds"] * 1000;
     this.timers.push(setInterval(() => this.ask("rules"), every));
     this.timers.push(setInterval(() => this.ask("budget"), BUDGET_MS));

@@ -5,6 +5,7 @@
 import { heapStats } from "bun:jsc";
 import type { ClusterStatus } from "../cluster/node.ts";
 import type { RelayContext } from "../context.ts";
+import { predecessorDrain } from "../handover/files.ts";
 import type { Pruner } from "../retention/pruner.ts";
 import { remoteWalks, searchPaths } from "../search/engine.ts";
 import { diskUse } from "../store/disk-use.ts";
@@ -46,6 +47,29 @@ export function startMetricsServer(ctx: RelayContext): ReturnType<typeof Bun.ser
         : new Response("not found\n", { status: 404 });
     },
   });
+}
+
+/**
+ * A handover (handover/): whether this process drains, and a draining predecessor's connections
+ * left (it no longer accepts, so its own /metrics is out of reach on the shared port).
+ */
+function handoverMetrics(x: Exposition, ctx: RelayContext): void {
+  const d = ctx.draining;
+  x.metric(
+    "relay_draining",
+    "gauge",
+    "1 while this process drains after handing over to a successor (serve --takeover).",
+    [[{ pid: String(process.pid) }, d ? 1 : 0]],
+  );
+  const p = d ? undefined : predecessorDrain(ctx.config.data);
+  if (!p) return;
+  const pid = String(p.pid);
+  x.metric("relay_predecessor_connections", "gauge", "Connections a draining predecessor still serves.", [
+    [{ pid }, p.connections],
+  ]);
+  x.metric("relay_predecessor_drain_seconds_left", "gauge", "Seconds until it closes those left.", [
+    [{ pid }, Math.max(0, Math.round((p.deadline - Date.now()) / 1000))],
+  ]);
 }
 
 /** Retention rules and the disk budget (src/retention/); the data's use of the disk, measured now. */
@@ -128,6 +152,7 @@ export function renderMetrics(ctx: RelayContext): string {
   let queued = 0;
   for (const conn of ctx.conns) queued += conn.ws.getBufferedAmount();
   x.metric("relay_connections", "gauge", "Open WebSocket connections.", [[{}, ctx.conns.size]]);
+  handoverMetrics(x, ctx);
   x.metric(
     "relay_frames_in_total",
     "counter",

@@ -17,8 +17,25 @@ import type { ConnData } from "./connection.ts";
 import { Conn } from "./connection.ts";
 import { handleHttp } from "./http.ts";
 
-export function startServer(ctx: RelayContext): Server<ConnData> {
+/**
+ * Fails as a taken port does when something listens on host:port already. The relay binds with
+ * SO_REUSEPORT so that a successor can bind beside it (handover/), and the kernel would let two
+ * relays of one user share a port silently: a plain bind tells first.
+ */
+function checkPortFree(host: string, port: number): void {
+  if (port === 0) return;
+  try {
+    Bun.listen({ hostname: host, port, socket: { data() {} } }).stop(true);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE") throw e;
+    throw new Error(`Failed to start server. Is port ${port} in use?`);
+  }
+}
+
+/** `sharePort`: a predecessor listens on the port and is handing over to this process. */
+export function startServer(ctx: RelayContext, sharePort = false): Server<ConnData> {
   const c = ctx.config;
+  if (!sharePort) checkPortFree(c.host, c.port);
   const conns = ctx.conns;
   const maxBytes = c["limits.maxMessageBytes"];
   const ingest = new EventIngest(ctx);
@@ -85,6 +102,7 @@ export function startServer(ctx: RelayContext): Server<ConnData> {
   const server = Bun.serve<ConnData>({
     hostname: c.host,
     port: c.port,
+    reusePort: true,
     fetch(req, srv) {
       if (req.headers.get("upgrade")?.toLowerCase() === "websocket") {
         const ip = clientIp(ctx.config, srv.requestIP(req)?.address ?? "unknown", req.headers);

@@ -166,6 +166,25 @@ export class Writer {
   }
 
   /**
+   * When another process has committed what this writer has not handed on yet: resolves once
+   * it has (a reader that must see every commit made so far waits on it); else undefined.
+   */
+  othersAhead(): Promise<void> | undefined {
+    if (!this.opts.follow) return undefined;
+    const now = currentHighWater(this.store);
+    if (now.serial === this.known.serial && now.removal === this.known.removal) return undefined;
+    return this.task(() => undefined).then(
+      () => {},
+      () => {},
+    );
+  }
+
+  /** The log's marks up to which this writer has handed every commit on (its own and others'). */
+  heard(): HighWater {
+    return { ...this.known };
+  }
+
+  /**
    * Looks whether another process has committed to the log (one read of the marks) and, if so,
    * has the writer hand it on. Cheap enough to call every fraction of a second.
    */
