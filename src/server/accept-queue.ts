@@ -10,7 +10,7 @@ import { closeSync, openSync, readdirSync, readFileSync, readlinkSync, readSync 
 const TABLES = ["/proc/net/tcp", "/proc/net/tcp6"];
 /** Listening sockets come first in the tables: their lines are in the first bytes. */
 const HEAD_BYTES = 64 * 1024;
-const TRIES = 200;
+const MAX_WAIT_MS = 1000;
 
 /** The inodes of this process's sockets (/proc/self/fd). */
 function ownSockets(): Set<string> {
@@ -55,8 +55,8 @@ function read(path: string, max?: number): string {
 interface Waiting {
   /** connections in the accept queues of this process's listening sockets on the port */
   queued: number;
-  /** bytes received and not yet read on its connections on the port (a request not yet seen) */
-  unread: number;
+  /** bytes received and not yet read, by socket inode, on its connections on the port */
+  unread: Map<string, number>;
 }
 
 /**
@@ -67,17 +67,18 @@ interface Waiting {
 function waiting(port: number, mine: Set<string>, listenersOnly: boolean): Waiting | undefined {
   const hexPort = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
   let found = false;
-  const w: Waiting = { queued: 0, unread: 0 };
+  const w: Waiting = { queued: 0, unread: new Map() };
   for (const table of TABLES) {
     for (const line of read(table, listenersOnly ? HEAD_BYTES : undefined).split("\n")) {
       // sl local rem st tx_queue:rx_queue tr:when retrnsmt uid timeout inode
       const f = line.trim().split(/\s+/);
-      if (!f[1]?.endsWith(hexPort) || !mine.has(f[9] ?? "")) continue;
+      const inode = f[9] ?? "";
+      if (!f[1]?.endsWith(hexPort) || !mine.has(inode)) continue;
       const rx = Number.parseInt(f[4]?.split(":")[1] ?? "0", 16) || 0;
       if (f[3] === "0A") {
         found = true;
         w.queued += rx;
-      } else if (f[3] === "01") w.unread += rx;
+      } else if (f[3] === "01" && rx > 0) w.unread.set(inode, rx);
     }
   }
   return found ? w : undefined;
@@ -85,17 +86,24 @@ function waiting(port: number, mine: Set<string>, listenersOnly: boolean): Waiti
 
 /**
  * Calls `stop` (which closes the listener) in a turn of the event loop that finds nothing in
- * its accept queue and no connection whose first bytes are still unread: Bun's stop also closes
- * connections that have not sent a request yet, which to their clients is a refusal too. After
- * a few hundred tries of arrivals it stops anyway.
+ * its accept queue and no connection whose request may still be unread: Bun's stop also closes
+ * connections that have not sent a request yet, which to their clients is a refusal too. A
+ * connection with unread bytes at two looks in a row has been read in between (the event loop
+ * ran): those are frames of an open WebSocket, not a request. After a second of arrivals it
+ * stops anyway.
  */
 export async function stopWhenQueueEmpty(port: number, stop: () => void): Promise<void> {
-  for (let i = 0; i < TRIES; i++) {
+  const end = performance.now() + MAX_WAIT_MS;
+  let before = new Map<string, number>();
+  while (performance.now() < end) {
     const mine = ownSockets();
-    const all = waiting(port, mine, false);
-    if (all === undefined) break;
+    const now = waiting(port, mine, false);
+    if (now === undefined) break;
+    let unread = 0;
+    for (const inode of now.unread.keys()) if (!before.has(inode)) unread++;
+    before = now.unread;
     // The accept queues once more, right before the close: the full tables take a while.
-    if (all.queued === 0 && all.unread === 0 && waiting(port, mine, true)?.queued === 0) break;
+    if (now.queued === 0 && unread === 0 && waiting(port, mine, true)?.queued === 0) break;
     // Back to the event loop, which accepts what waits and reads the requests.
     await Bun.sleep(1);
   }
