@@ -1,9 +1,14 @@
 // What a reader of a consumer sees past its watermark while another process applies the
 // consumers: a relay that handed its directory to its successor (`serve --takeover`) serves
 // its remaining connections while the successor applies. The runner's generations are empty
-// then, so the view comes from the log on disk instead: the events after the watermark and the
-// removal records after its own, made into one view the way the runner makes a batch's. The
-// view is kept until the watermark or the log moves (between commits, readers share it).
+// then, so the views come from the log on disk instead, made the way the runner makes a
+// batch's: the events after the watermark, and the removal records of events that the entries
+// or an earlier view hold.
+//
+// Like generations, the views are kept and added to: while the watermark stays, what the log
+// gained since the last read becomes one more view (a removal in a later view hides an event
+// an earlier one holds, as between generations), so a read costs what was committed since the
+// last one, not the whole log past the watermark. The watermark moving starts them over.
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Consumer, Tail, Watermark } from "../store/consumer.ts";
 import { readU64, serialKey } from "../store/keys.ts";
@@ -12,30 +17,52 @@ import { currentHighWater } from "../store/serials.ts";
 import type { Store } from "../store/types.ts";
 import { viewPart } from "./generation.ts";
 
+/** Views kept before they are made into one again. */
+const MAX_VIEWS = 16;
+
+interface Kept<V> {
+  /** the watermark they follow */
+  through: number;
+  removal: number;
+  /** how far the log was read: events up to this serial, removal records up to this seq */
+  serialTo: number;
+  seqTo: number;
+  views: V[];
+}
+
 export function logTail<V>(s: Store, c: Consumer<unknown, V>): Tail<V> {
-  let kept: { key: string; views: V[] } | undefined;
+  let kept: Kept<V> | undefined;
   return {
     views(w: Watermark | undefined): V[] {
       const high = currentHighWater(s);
       const through = w?.serial ?? 0;
-      const key = `${through}:${w?.removal ?? -1}:${high.serial}:${high.removal}`;
-      if (kept?.key === key) return kept.views;
+      // No watermark: nothing is in the entries, and removed events are gone from the log.
+      const removal = w?.removal ?? high.removal;
+      if (kept?.through !== through || kept.removal !== removal || kept.views.length >= MAX_VIEWS)
+        kept = { through, removal, serialTo: through, seqTo: removal, views: [] };
+      else if (kept.serialTo >= high.serial && kept.seqTo >= high.removal) return kept.views;
+      const k = kept;
       const v = c.newView();
-      for (const { key: k, value } of s.eventsText.getRange({ start: serialKey(through + 1) })) {
-        const json = value as string;
-        const p = viewPart(c, JSON.parse(json) as NostrEvent, json);
-        if (p !== null) c.view(v, { serial: readU64(k as Buffer, 0), p }, 1, false);
+      // Removals first: an event removed after them is still read below, and its record is
+      // read by the next view; one removed before them is gone from the log by then.
+      for (const r of removalsAfter(s.removals, k.seqTo)) {
+        k.seqTo = r.seq;
+        if (r.serial > k.serialTo) continue;
+        const p = viewPart(c, r.event, r.json);
+        if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
       }
-      // A removal undoes only what the entries hold: an event removed after the watermark was
-      // never applied, and is gone from the log above.
-      if (w)
-        for (const r of removalsAfter(s.removals, w.removal)) {
-          if (r.serial > through) continue;
-          const p = viewPart(c, r.event, r.json);
-          if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
-        }
-      kept = { key, views: [v] };
-      return kept.views;
+      for (const { key, value } of s.eventsText.getRange({ start: serialKey(k.serialTo + 1) })) {
+        const json = value as string;
+        const serial = readU64(key as Buffer, 0);
+        k.serialTo = serial;
+        const p = viewPart(c, JSON.parse(json) as NostrEvent, json);
+        if (p !== null) c.view(v, { serial, p }, 1, false);
+      }
+      // Serials and seqs the log passed without a record left (removed, trimmed) are covered.
+      k.serialTo = Math.max(k.serialTo, high.serial);
+      k.seqTo = Math.max(k.seqTo, high.removal);
+      k.views = [...k.views, v];
+      return k.views;
     },
   };
 }

@@ -121,13 +121,6 @@ export class Predecessor {
     const deadline = since + ctx.config["server.drainSeconds"] * 1000;
     ctx.draining = { since, deadline };
     this.relay.followEvery(FOLLOW_MS);
-    void this.relay.stopAccepting().then(() =>
-      log.info("draining: the successor listens, this relay serves its open connections until they close", {
-        successor: this.successor,
-        connections: ctx.conns.size,
-        seconds: ctx.config["server.drainSeconds"],
-      }),
-    );
     let closedAt = 0;
     let loggedAt = since;
     const tick = () => {
@@ -152,8 +145,16 @@ export class Predecessor {
         });
       }
     };
-    this.ticking = setInterval(tick, TICK_MS);
-    tick();
+    // Counted once nothing more can arrive.
+    void this.relay.stopAccepting().then(() => {
+      log.info("draining: the successor listens, this relay serves its open connections until they close", {
+        successor: this.successor,
+        connections: ctx.conns.size,
+        seconds: ctx.config["server.drainSeconds"],
+      });
+      this.ticking = setInterval(tick, TICK_MS);
+      tick();
+    });
   }
 
   private finish(why: string): void {

@@ -10,6 +10,7 @@ import { runQuery } from "../indexes/query.ts";
 import { log } from "../log.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { parseFilter } from "../nostr/filter.ts";
+import { currentHighWater } from "../store/serials.ts";
 import { closedFrame, countFrame, eoseFrame, eventFrame } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, isReject, rateLimited, unsupported } from "../wire/reasons.ts";
@@ -53,6 +54,25 @@ function queryOptions(
   };
 }
 
+/**
+ * While another relay writes this directory too (a handover), an answer includes every event
+ * OK'd there before it. A relay that applies the consumers reads those through its writer
+ * first (one turn of it: undefined when there is nothing to read); one that has handed them
+ * over reads the log past the watermarks anyway (consumers/log-tail.ts), so `answerEnd` is
+ * the log's end for it, and nothing is waited for.
+ */
+function othersFirst(ctx: RelayContext): Promise<void> | undefined {
+  return ctx.peer !== undefined && !ctx.consumers.runner.released ? ctx.writer.othersAhead() : undefined;
+}
+
+/** The serial up to which an answer holds stored events; live ones follow it. */
+function answerEnd(ctx: RelayContext): number {
+  const visible = ctx.writer.visibleSerial;
+  return ctx.peer !== undefined && ctx.consumers.runner.released
+    ? Math.max(visible, currentHighWater(ctx.store).serial)
+    : visible;
+}
+
 export function closeSubscription(ctx: RelayContext, conn: Client, subId: string): void {
   const sub = conn.subs.get(subId);
   if (!sub) return;
@@ -84,17 +104,15 @@ export async function handleReq(
     conn.send(closedFrame(subId, rateLimited(`too many open subscriptions (at most ${max})`)));
     return;
   }
-  // Another relay writes this directory too (a handover): what it has committed is read before
-  // the answer, so an event OK'd there a moment ago is in it. Meanwhile the subscription holds
-  // its place, so that a CLOSE sent meanwhile closes it.
-  const behind = ctx.peer !== undefined ? ctx.writer.othersAhead() : undefined;
+  // Meanwhile the subscription holds its place, so that a CLOSE sent meanwhile closes it.
+  const behind = othersFirst(ctx);
   if (behind) {
     const waiting = new Subscription(conn, subId, filters, 0);
     conn.subs.set(subId, waiting);
     await behind;
     if (waiting.cancelled || conn.subs.get(subId) !== waiting) return;
   }
-  const sub = new Subscription(conn, subId, filters, ctx.writer.visibleSerial, (e) => mayRead(ctx, conn, e));
+  const sub = new Subscription(conn, subId, filters, answerEnd(ctx), (e) => mayRead(ctx, conn, e));
   conn.subs.set(subId, sub);
   ctx.live.add(sub);
   const cancelled = () => sub.cancelled || conn.closed;
@@ -141,12 +159,12 @@ export async function handleCount(
     conn.send(closedFrame(subId, refused));
     return;
   }
-  if (ctx.peer !== undefined) await ctx.writer.othersAhead();
+  await othersFirst(ctx);
   try {
     const n = await countAnswer(
       ctx.store,
       filters as Filter[],
-      queryOptions(ctx, conn, filters as Filter[], ctx.writer.visibleSerial, () => conn.closed),
+      queryOptions(ctx, conn, filters as Filter[], answerEnd(ctx), () => conn.closed),
       ctx.consumers.registers,
     );
     if (n !== undefined) conn.send(countFrame(subId, n.count, false, n.hll));
