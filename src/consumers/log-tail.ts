@@ -13,7 +13,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Consumer, Tail, Watermark } from "../store/consumer.ts";
 import { readU64, serialKey } from "../store/keys.ts";
 import { removalsAfter } from "../store/removals.ts";
-import { currentHighWater } from "../store/serials.ts";
+import { readHighWater } from "../store/serials.ts";
 import type { Store } from "../store/types.ts";
 import { viewPart } from "./generation.ts";
 
@@ -34,7 +34,9 @@ export function logTail<V>(s: Store, c: Consumer<unknown, V>): Tail<V> {
   let kept: Kept<V> | undefined;
   return {
     views(w: Watermark | undefined): V[] {
-      const high = currentHighWater(s);
+      // In the read transaction the log is read in below (a reader that wants the latest
+      // commits renews it first: ingest/req.ts answerEnd), so both see the same log.
+      const high = readHighWater(s);
       const through = w?.serial ?? 0;
       // No watermark: nothing is in the entries, and removed events are gone from the log.
       const removal = w?.removal ?? high.removal;
