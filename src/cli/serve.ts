@@ -24,11 +24,13 @@ import { tuneRuntime } from "./runtime-env.ts";
 
 export const help = `relay serve [--config FILE] [--host H] [--port P] [--data DIR] [--takeover] [--<key> VALUE]
 
-Starts the relay (WebSocket and HTTP on one port). With --takeover, on the port and directory of a
-running relay (a new binary replacing it): that relay hands over, stops accepting and serves its
-open connections until they close (server.drainSeconds at most), then exits; no client is dropped. Settings come from defaults, then the
+Starts the relay (WebSocket and HTTP on one port). Settings come from defaults, then the
 TOML file, then RELAY_* environment variables, then flags; any schema key works as a flag,
-e.g. --limits.maxLimit 1000. See 'relay config --print-default'.`;
+e.g. --limits.maxLimit 1000. See 'relay config --print-default'.
+
+With --takeover, on the port and directory of a running relay (a new binary replacing it): that
+relay hands over, stops accepting and serves its open connections until they close
+(server.drainSeconds at most), then exits; no client is dropped. 'relay upgrade' does it.`;
 
 export async function run(argv: string[]): Promise<number> {
   const { flags } = parseArgs(argv, ["takeover"]);
@@ -37,6 +39,13 @@ export async function run(argv: string[]): Promise<number> {
   const config = loadConfig(sources);
   const runtime = tuneRuntime(config);
   configureLog({ level: config["log.level"], format: config["log.format"] });
+  // A handover signal that comes while this process starts (it would end it) waits for it.
+  let handover = () => {
+    handover = () => {};
+    queued = true;
+  };
+  let queued = false;
+  process.on(HANDOVER_SIGNAL, () => handover());
   // --takeover: from the relay serving this directory (a new binary replacing it), which
   // hands over and drains; without it a second relay on a directory is refused.
   if (takeover === "true") await checkTakeover(config);
@@ -56,7 +65,7 @@ export async function run(argv: string[]): Promise<number> {
   const predecessor = new Predecessor(relay, shutdown);
   process.on("SIGINT", () => void shutdown("SIGINT"));
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  process.on(HANDOVER_SIGNAL, () => predecessor.signalled());
+  handover = () => predecessor.signalled();
   const reload = (why: string) => {
     try {
       const r = reloadConfig(relay.ctx.config, sources);
@@ -99,6 +108,7 @@ export async function run(argv: string[]): Promise<number> {
     announceListening(config.data, taken.predecessor);
     followPredecessor(relay, taken.predecessor);
   }
+  if (queued) handover();
   return new Promise(() => {}); // runs until a signal
 }
 

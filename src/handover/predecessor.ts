@@ -39,6 +39,8 @@ export class Predecessor {
   private busy = false;
   /** a signal came while a step ran */
   private again = false;
+  /** the process an upgrade started */
+  private started: number | undefined;
 
   constructor(
     private readonly relay: HandingOver,
@@ -165,6 +167,11 @@ export class Predecessor {
 
   /** Starts this program again from its file on disk, to take over from this process. */
   private upgrade(): void {
+    // A second signal while the first's new process starts would start another one.
+    if (this.started !== undefined && isAlive(this.started)) {
+      log.info("upgrade: already under way", { pid: this.started });
+      return;
+    }
     const cmd = ownCommandLine();
     if (!cmd.includes("--takeover")) cmd.push("--takeover");
     // Its own session, so that a signal to this process's group does not reach it; its output
@@ -172,6 +179,7 @@ export class Predecessor {
     const child = spawn(cmd[0]!, cmd.slice(1), { stdio: ["ignore", "inherit", "inherit"], detached: true });
     child.on("error", (e) => log.error("upgrade: could not start the new process", { error: e.message }));
     child.unref();
+    this.started = child.pid;
     log.info("upgrade: started this program again from its file, to take over", {
       pid: child.pid,
       command: cmd.join(" "),
