@@ -20,9 +20,8 @@
 // hot (a search's posting walk gets there as fast: 0.88 ms a search either way): 6-7 µs of JIT
 // per event, and the relay's CPU per event lower in five alternating pairs out of five (median
 // 172 -> 167 µs). It only delays compiling: a long-running relay ends with the same code.
-import { statSync } from "node:fs";
 import type { Config } from "../config/schema.ts";
-import { ownCommandLine } from "../handover/command-line.ts";
+import { ownCommandLine, runByAnotherProgram } from "../handover/command-line.ts";
 
 // BUN_JSC_forceRAMSize (`process.gcRamMb`, unset by default): JavaScriptCore lets a heap grow in
 // proportion to the memory it sees (the machine's, or its memory cgroup's) before collecting. On
@@ -71,23 +70,4 @@ export function tuneRuntime(config: Config): string {
     return `${without} (executing ${process.execPath} again failed: ${(e as Error).message})`;
   }
   return without; // not reached: execve replaces the process
-}
-
-/**
- * Why executing process.execPath would not run this program as it runs now, if it would not:
- * under qemu-user (started as `qemu-aarch64 relay`, or through binfmt_misc) the kernel runs the
- * emulator, which reports the emulated program as the executable; executing that directly
- * fails for another architecture (ENOEXEC) and leaves the emulation for this one (losing, say,
- * `-cpu Nehalem`). The kernel's own view is /proc/self/exe followed by stat, which qemu does not
- * intercept (it does readlink and open of it).
- */
-function runByAnotherProgram(): string | undefined {
-  try {
-    const real = statSync("/proc/self/exe");
-    const self = statSync(process.execPath);
-    if (real.dev === self.dev && real.ino === self.ino) return undefined;
-  } catch {
-    return undefined;
-  }
-  return `run by an emulator such as qemu-user, which executing ${process.execPath} again would leave or fail`;
 }

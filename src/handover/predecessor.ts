@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import type { RelayContext } from "../context.ts";
 import { log } from "../log.ts";
 import { noticeFrame } from "../wire/frames.ts";
-import { ownCommandLine } from "./command-line.ts";
+import { ownCommandLine, runByAnotherProgram } from "./command-line.ts";
 import type { TakeoverRequest } from "./files.ts";
 import { DRAINING_FILE, isAlive, REQUEST_FILE, readState, removeState, writeState } from "./files.ts";
 
@@ -170,6 +170,13 @@ export class Predecessor {
     // A second signal while the first's new process starts would start another one.
     if (this.started !== undefined && isAlive(this.started)) {
       log.info("upgrade: already under way", { pid: this.started });
+      return;
+    }
+    const emulated = runByAnotherProgram();
+    if (emulated) {
+      log.error(
+        `upgrade: cannot start this program again as it runs (${emulated}); start it with 'serve --takeover'`,
+      );
       return;
     }
     const cmd = ownCommandLine();
