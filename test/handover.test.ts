@@ -3,7 +3,7 @@
 // accepting and serves its open connections until they close, then exits. Real processes on
 // one port, real WebSocket clients throughout.
 import { describe, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanup, newKey, RawClient, signed, tempDir } from "./harness.ts";
 import type { Served, Spawned } from "./procs.ts";
@@ -27,6 +27,22 @@ const serveArgs = (dir: string, port: number, ...more: string[]) => [
   dir,
   ...more,
 ];
+
+/**
+ * After the test, kills every process serving `dir` that the test did not start itself (those
+ * an upgrade started), whatever went wrong.
+ */
+function killServingLater(dir: string): void {
+  cleanup(() => {
+    for (const pid of readdirSync("/proc")) {
+      if (!/^\d+$/.test(pid)) continue;
+      try {
+        const cmd = readFileSync(`/proc/${pid}/cmdline`, "latin1").split("\0");
+        if (cmd.includes("serve") && cmd.includes(dir)) process.kill(Number(pid), "SIGKILL");
+      } catch {}
+    }
+  });
+}
 
 /** Resolves once the process has printed `what`. */
 async function printed(s: Spawned, what: string | RegExp, ms = 30_000): Promise<void> {
@@ -310,11 +326,7 @@ describe("serve --takeover", () => {
     const up = await cli(["upgrade", "--data", dir, "--timeout", "60"]);
     const holder = JSON.parse(readFileSync(join(dir, "relay.lock"), "utf8")) as { pid: number };
     // Started by the old relay, not by this test: stopped by pid.
-    cleanup(() => {
-      try {
-        process.kill(holder.pid, "SIGKILL");
-      } catch {}
-    });
+    killServingLater(dir);
     expect(up).toEqual({
       code: 0,
       out: `relay ${holder.pid} serves ${dir}; relay ${old.proc.pid} drains its open connections, then exits\n`,
@@ -337,6 +349,25 @@ describe("serve --takeover", () => {
     c.close();
     process.kill(holder.pid, "SIGTERM");
     await until("the new relay to stop", () => !existsSync(pidFile));
+  }, 60_000);
+
+  test("a second upgrade signal while the new process starts starts no other", async () => {
+    const dir = tempDir();
+    const port = freePort();
+    const old = await listen(serveArgs(dir, port));
+    old.proc.kill("SIGUSR2");
+    await printed(old, "upgrade: started");
+    const first = Number(/upgrade: started[^\n]* pid=(\d+)/.exec(old.stdout())?.[1]);
+    killServingLater(dir);
+    old.proc.kill("SIGUSR2");
+    await printed(old, "already under way");
+    // With no connection, the old relay exits as soon as the new one listens.
+    expect(await old.proc.exited).toBe(0);
+    await Bun.sleep(1500);
+    const holder = JSON.parse(readFileSync(join(dir, "relay.lock"), "utf8")) as { pid: number };
+    expect(holder.pid).toBe(first);
+    process.kill(first, "SIGTERM");
+    await until("the new relay to stop", () => !existsSync(join(dir, "relay.lock")));
   }, 60_000);
 
   test("relay upgrade with no relay serving the directory says so", async () => {
