@@ -3,7 +3,7 @@
 // accepting and serves its open connections until they close, then exits. Real processes on
 // one port, real WebSocket clients throughout.
 import { describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cleanup, newKey, RawClient, signed, tempDir } from "./harness.ts";
 import type { Served, Spawned } from "./procs.ts";
@@ -369,6 +369,23 @@ describe("serve --takeover", () => {
     process.kill(first, "SIGTERM");
     await until("the new relay to stop", () => !existsSync(join(dir, "relay.lock")));
   }, 60_000);
+
+  test("relay upgrade of a relay that ends on the signal (from before upgrades) says so", async () => {
+    const dir = tempDir();
+    // A process that holds the lock as a relay would and, like any that does not handle it,
+    // ends on SIGUSR2.
+    const stand = Bun.spawn(["sleep", "60"]);
+    cleanup(() => stand.kill("SIGKILL"));
+    const cmdline = readFileSync(`/proc/${stand.pid}/cmdline`, "latin1");
+    writeFileSync(
+      join(dir, "relay.lock"),
+      `${JSON.stringify({ pid: stand.pid, command: "serve", cmdline })}\n`,
+    );
+    const r = await cli(["upgrade", "--data", dir, "--timeout", "20"]);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`relay ${stand.pid} has exited without handing over`);
+    expect(await stand.exited).toBe(128 + 12);
+  });
 
   test("relay upgrade with no relay serving the directory says so", async () => {
     const r = await cli(["upgrade", "--data", tempDir()]);

@@ -53,6 +53,13 @@ export async function run(argv: string[]): Promise<number> {
       console.log(`relay ${r.pid} serves ${dir}; relay ${old.pid} drains its open connections, then exits`);
       return 0;
     }
+    // Gone with no successor: a relay from before upgrades existed ends on the signal.
+    if (!isAlive(old.pid) && lockHolder(dir) === undefined) {
+      console.error(
+        `relay upgrade: relay ${old.pid} has exited without handing over (a version without upgrades ends on the signal); start the new one with 'relay serve'`,
+      );
+      return 1;
+    }
     await Bun.sleep(50);
   }
   console.error(
