@@ -376,7 +376,10 @@ describe("serve --takeover", () => {
     // ends on SIGUSR2.
     const stand = Bun.spawn(["sleep", "60"]);
     cleanup(() => stand.kill("SIGKILL"));
-    const cmdline = readFileSync(`/proc/${stand.pid}/cmdline`, "latin1");
+    // (once it runs sleep: right after the spawn it may not have executed it yet)
+    const cmdlineOf = () => readFileSync(`/proc/${stand.pid}/cmdline`, "latin1");
+    await until("the stand-in to run", () => cmdlineOf().startsWith("sleep\0"));
+    const cmdline = cmdlineOf();
     writeFileSync(
       join(dir, "relay.lock"),
       `${JSON.stringify({ pid: stand.pid, command: "serve", cmdline })}\n`,
