@@ -31,7 +31,6 @@ import { releaseDirtyPages } from "./store/dirty-pages.ts";
 import { DirLocked, lockDir } from "./store/lock.ts";
 import { QuietTrim } from "./store/quiet-trim.ts";
 import { releasePages } from "./store/residency.ts";
-import { currentHighWater } from "./store/serials.ts";
 import { closeStore, DERIVED_DIR, openStore } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
 import { createVerifyPool } from "./verify/pool.ts";
@@ -88,26 +87,18 @@ export interface StartOptions {
 
 export function startRelay(config: Config, o: StartOptions = {}): Relay {
   configureLog({ level: config["log.level"], format: config["log.format"] });
-  let unlock = o.takenOver ?? lockData(config.data);
+  const unlock = o.takenOver ?? lockData(config.data);
   try {
-    return startLocked(
-      config,
-      () => unlock(),
-      o.takenOver !== undefined,
-      (u) => (unlock = u),
-    );
+    return startLocked(config, unlock, o.takenOver !== undefined);
   } catch (e) {
     unlock();
     throw e;
   }
 }
 
-function startLocked(
-  config: Config,
-  unlock: () => void,
-  sharePort: boolean,
-  relock: (unlock: () => void) => void,
-): Relay {
+/** `locked`: the release of the directory's lock, which `takeBack` may take again. */
+function startLocked(config: Config, locked: () => void, sharePort: boolean): Relay {
+  let unlock = locked;
   const backend = config["verify.backend"];
   if (backend !== "auto" && backend !== "native" && backend !== "noble")
     throw new ConfigError(`verify.backend: expected auto, native or noble, got ${backend}`);
@@ -265,14 +256,13 @@ function startLocked(
     },
     async takeBack() {
       if (owner) return;
-      relock(lockData(config.data));
+      unlock = lockData(config.data);
       // The consumers resume from what the writer has handed on, which must reach past what
       // the other process applied: have the writer read the log up to its end first.
       for (let i = 0; i < 1000; i++) {
-        const now = currentHighWater(store);
-        const heard = writer.heard();
-        if (heard.serial >= now.serial && heard.removal >= now.removal) break;
-        await writer.task(() => undefined);
+        const ahead = writer.othersAhead();
+        if (!ahead) break;
+        await ahead;
       }
       consumers.resume(writer.heard());
       pruner.start(writer);

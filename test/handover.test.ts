@@ -120,6 +120,20 @@ class Publisher {
 const kind1 = (sk: Uint8Array, n: number, at: number): Ev[] =>
   Array.from({ length: n }, (_, i) => signed(sk, { created_at: at, content: `note ${i}` }));
 
+/** A relay on a port of its own, with a publisher sending it 200 events/s. */
+async function publishing() {
+  const dir = tempDir();
+  const port = freePort();
+  const url = `ws://127.0.0.1:${port}`;
+  const old = await listen(serveArgs(dir, port));
+  const pub = new Publisher(
+    await RawClient.connect(url),
+    kind1(newKey(), 2000, Math.floor(Date.now() / 1000)),
+  );
+  pub.start(200);
+  return { dir, port, url, old, pub };
+}
+
 describe("serve --takeover", () => {
   test("hands over under load: no connection refused or dropped, every event OK'd once and delivered once everywhere", async () => {
     const dir = tempDir();
@@ -247,14 +261,7 @@ describe("serve --takeover", () => {
   }, 60_000);
 
   test("kill -9 of the old process while it drains: the new one serves every event answered OK true", async () => {
-    const dir = tempDir();
-    const port = freePort();
-    const url = `ws://127.0.0.1:${port}`;
-    const sk = newKey();
-    const events = kind1(sk, 2000, Math.floor(Date.now() / 1000));
-    const old = await listen(serveArgs(dir, port));
-    const pub = new Publisher(await RawClient.connect(url), events);
-    pub.start(200);
+    const { dir, port, url, old, pub } = await publishing();
     await Bun.sleep(500);
     const next = spawnCli(serveArgs(dir, port, "--takeover"));
     await printed(next, "listening on");
@@ -273,15 +280,8 @@ describe("serve --takeover", () => {
   }, 60_000);
 
   test("kill -9 of the new process before it listens: the old one takes the directory back and goes on", async () => {
-    const dir = tempDir();
-    const port = freePort();
-    const url = `ws://127.0.0.1:${port}`;
-    const sk = newKey();
-    const events = kind1(sk, 2000, Math.floor(Date.now() / 1000));
-    const old = await listen(serveArgs(dir, port));
+    const { dir, port, url, old, pub } = await publishing();
     const sub = await Subscriber.open(url, 0);
-    const pub = new Publisher(await RawClient.connect(url), events);
-    pub.start(200);
     await Bun.sleep(300);
     const next = spawnCli(serveArgs(dir, port, "--takeover"));
     await printed(old, "handing the data directory over");

@@ -1,7 +1,7 @@
 // `relay serve` (the default command): loads configuration, starts the relay, reloads live
 // settings on SIGHUP or config file change, and stops cleanly on SIGINT/SIGTERM so that every
 // event answered `OK true` is on disk.
-import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { redactNatsUrl } from "../cluster/node.ts";
@@ -11,12 +11,19 @@ import { reloadConfig } from "../config/reload.ts";
 import type { Config } from "../config/schema.ts";
 import { watchConfigFile } from "../config/watch.ts";
 import { consumersToRebuild } from "../consumers/registry.ts";
-import { HANDOVER_SIGNAL, isAlive, REQUEST_FILE, removeState } from "../handover/files.ts";
+import {
+  HANDOVER_SIGNAL,
+  REQUEST_FILE,
+  removePidFile,
+  removeState,
+  writePidFile,
+} from "../handover/files.ts";
 import { FOLLOW_MS, Predecessor } from "../handover/predecessor.ts";
 import { announceListening, takeOver } from "../handover/successor.ts";
 import { configureLog, log } from "../log.ts";
 import type { Relay } from "../relay.ts";
 import { POLL_MS, startRelay } from "../relay.ts";
+import { processAlive } from "../store/lock.ts";
 import { chooseMapSize } from "../store/map-size.ts";
 import { closeStore, openStore } from "../store/store.ts";
 import { parseArgs } from "./args.ts";
@@ -138,7 +145,7 @@ function followPredecessor(relay: Relay, pid: number): void {
   relay.followEvery(FOLLOW_MS);
   relay.ctx.peer = pid;
   const watch = setInterval(async () => {
-    if (isAlive(pid)) return;
+    if (processAlive(pid)) return;
     clearInterval(watch);
     // What it committed before it went is read before readers stop waiting for it.
     await relay.ctx.writer.othersAhead();
@@ -147,19 +154,4 @@ function followPredecessor(relay: Relay, pid: number): void {
     removeState(relay.ctx.config.data, REQUEST_FILE);
     log.info("the previous relay has exited", { pid });
   }, 500);
-}
-
-/** Written once listening: a supervisor following it (systemd's PIDFile) moves to this process. */
-function writePidFile(path: string): void {
-  if (!path) return;
-  const tmp = `${path}.${process.pid}`;
-  writeFileSync(tmp, `${process.pid}\n`);
-  renameSync(tmp, path);
-}
-
-function removePidFile(path: string): void {
-  if (!path) return;
-  try {
-    if (readFileSync(path, "utf8").trim() === String(process.pid)) unlinkSync(path);
-  } catch {}
 }

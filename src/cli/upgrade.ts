@@ -5,8 +5,8 @@
 // (handover/). This command waits until the new process listens.
 import { loadConfig } from "../config/load.ts";
 import type { TakeoverRequest } from "../handover/files.ts";
-import { HANDOVER_SIGNAL, isAlive, REQUEST_FILE, readState, removeState } from "../handover/files.ts";
-import { lockHolder } from "../store/lock.ts";
+import { HANDOVER_SIGNAL, REQUEST_FILE, readState, removeState } from "../handover/files.ts";
+import { lockHolder, processAlive } from "../store/lock.ts";
 import { parseArgs } from "./args.ts";
 
 export const help = `relay upgrade [--config FILE] [--data DIR] [--timeout SECONDS]
@@ -39,7 +39,7 @@ export async function run(argv: string[]): Promise<number> {
   // A request left by an earlier handover names a process that is gone or the running relay
   // itself; either way it asks nothing now.
   const left = readState<TakeoverRequest>(dir, REQUEST_FILE);
-  if (left && (left.pid === old.pid || !isAlive(left.pid))) removeState(dir, REQUEST_FILE, left.pid);
+  if (left && (left.pid === old.pid || !processAlive(left.pid))) removeState(dir, REQUEST_FILE, left.pid);
   try {
     process.kill(old.pid, HANDOVER_SIGNAL);
   } catch (e) {
@@ -54,7 +54,7 @@ export async function run(argv: string[]): Promise<number> {
       return 0;
     }
     // Gone with no successor: a relay from before upgrades existed ends on the signal.
-    if (!isAlive(old.pid) && lockHolder(dir) === undefined) {
+    if (!processAlive(old.pid) && lockHolder(dir) === undefined) {
       console.error(
         `relay upgrade: relay ${old.pid} has exited without handing over (a version without upgrades ends on the signal); start the new one with 'relay serve'`,
       );

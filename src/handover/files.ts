@@ -8,6 +8,7 @@
 // "look at it" (SIGUSR2) reaches a process only from its own user or root.
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { processAlive } from "../store/lock.ts";
 
 export const REQUEST_FILE = "relay.takeover";
 export const DRAINING_FILE = "relay.draining";
@@ -30,11 +31,28 @@ export interface DrainState {
   deadline: number;
 }
 
-export function writeState(dir: string, file: string, value: TakeoverRequest | DrainState): void {
-  const path = join(dir, file);
+/** Writes the file whole: a reader finds the old text or the new, never part of it. */
+function writeWhole(path: string, text: string, mode?: number): void {
   const tmp = `${path}.${process.pid}`;
-  writeFileSync(tmp, `${JSON.stringify(value)}\n`, { mode: 0o600 });
+  writeFileSync(tmp, text, { mode });
   renameSync(tmp, path);
+}
+
+export function writeState(dir: string, file: string, value: TakeoverRequest | DrainState): void {
+  writeWhole(join(dir, file), `${JSON.stringify(value)}\n`, 0o600);
+}
+
+/** Written once listening: a supervisor following it (systemd's PIDFile) moves to this process. */
+export function writePidFile(path: string): void {
+  if (path) writeWhole(path, `${process.pid}\n`);
+}
+
+/** Removed at the end, unless a successor has written its own pid there since. */
+export function removePidFile(path: string): void {
+  if (!path) return;
+  try {
+    if (readFileSync(path, "utf8").trim() === String(process.pid)) unlinkSync(path);
+  } catch {}
 }
 
 export function readState<T extends { pid: number }>(dir: string, file: string): T | undefined {
@@ -54,19 +72,10 @@ export function removeState(dir: string, file: string, pid = process.pid): void 
   } catch {}
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /** A predecessor's drain as the successor's /metrics shows it, while that process lives. */
 export function predecessorDrain(dir: string): DrainState | undefined {
   const d = readState<DrainState>(dir, DRAINING_FILE);
-  return d && d.pid !== process.pid && isAlive(d.pid) ? d : undefined;
+  return d && d.pid !== process.pid && processAlive(d.pid) ? d : undefined;
 }
 
 declare module "../context.ts" {

@@ -11,10 +11,11 @@
 import { spawn } from "node:child_process";
 import type { RelayContext } from "../context.ts";
 import { log } from "../log.ts";
+import { processAlive } from "../store/lock.ts";
 import { noticeFrame } from "../wire/frames.ts";
 import { ownCommandLine, runByAnotherProgram } from "./command-line.ts";
 import type { TakeoverRequest } from "./files.ts";
-import { DRAINING_FILE, isAlive, REQUEST_FILE, readState, removeState, writeState } from "./files.ts";
+import { DRAINING_FILE, REQUEST_FILE, readState, removeState, writeState } from "./files.ts";
 
 /** How often a draining relay looks for the successor's commits (its subscribers wait on it). */
 export const FOLLOW_MS = 20;
@@ -72,7 +73,7 @@ export class Predecessor {
 
   private async step(): Promise<void> {
     const r = readState<TakeoverRequest>(this.dir, REQUEST_FILE);
-    if (!r || r.pid === process.pid || !isAlive(r.pid)) {
+    if (!r || r.pid === process.pid || !processAlive(r.pid)) {
       if (this.successor === undefined) this.upgrade();
       return;
     }
@@ -94,7 +95,7 @@ export class Predecessor {
    */
   private async watchSuccessor(): Promise<void> {
     if (this.successor === undefined || this.busy) return;
-    if (isAlive(this.successor)) {
+    if (processAlive(this.successor)) {
       if (readState<TakeoverRequest>(this.dir, REQUEST_FILE)?.listening) this.signalled();
       return;
     }
@@ -168,7 +169,7 @@ export class Predecessor {
   /** Starts this program again from its file on disk, to take over from this process. */
   private upgrade(): void {
     // A second signal while the first's new process starts would start another one.
-    if (this.started !== undefined && isAlive(this.started)) {
+    if (this.started !== undefined && processAlive(this.started)) {
       log.info("upgrade: already under way", { pid: this.started });
       return;
     }

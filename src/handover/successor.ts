@@ -3,8 +3,8 @@
 // applied what it had and stopped applying), starts, and once it listens beside the
 // predecessor on the shared port says so; the predecessor then stops accepting and drains.
 import { log } from "../log.ts";
-import { DirLocked, lockDir } from "../store/lock.ts";
-import { HANDOVER_SIGNAL, isAlive, REQUEST_FILE, writeState } from "./files.ts";
+import { DirLocked, lockDir, processAlive } from "../store/lock.ts";
+import { HANDOVER_SIGNAL, REQUEST_FILE, writeState } from "./files.ts";
 
 /** How long the predecessor may take to hand over (applying its backlog first). */
 const HANDOVER_WAIT_MS = 120_000;
@@ -45,7 +45,7 @@ export async function takeOver(dir: string): Promise<TakenOver> {
 /** Tells the predecessor that this process accepts connections now: it stops accepting. */
 export function announceListening(dir: string, predecessor: number): void {
   writeState(dir, REQUEST_FILE, { pid: process.pid, listening: true });
-  if (!isAlive(predecessor)) return;
+  if (!processAlive(predecessor)) return;
   try {
     process.kill(predecessor, HANDOVER_SIGNAL);
   } catch {}

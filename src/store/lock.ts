@@ -39,15 +39,21 @@ function procCmdline(pid: number): string | undefined {
   }
 }
 
+/** Whether a process with this pid exists (one of another user's included). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 function alive(h: LockHolder, path: string): boolean {
   // Our own pid is live only for a lock this process took (a container restarted with the
   // same pid finds its predecessor's file).
   if (h.pid === process.pid) return held.has(path);
-  try {
-    process.kill(h.pid, 0);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
+  if (!processAlive(h.pid)) return false;
   // A live pid that runs something else now: the owner died and its pid was reused.
   const now = h.cmdline === undefined ? undefined : procCmdline(h.pid);
   return now === undefined || now === h.cmdline;

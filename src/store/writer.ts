@@ -189,10 +189,7 @@ export class Writer {
    * has the writer hand it on. Cheap enough to call every fraction of a second.
    */
   poll(): void {
-    if (!this.opts.follow || this.running) return;
-    const now = currentHighWater(this.store);
-    if (now.serial !== this.known.serial || now.removal !== this.known.removal)
-      void this.task(() => undefined).catch(() => {});
+    if (!this.running) void this.othersAhead();
   }
 
   submit(event: NostrEvent, json: string): Promise<WriteOutcome> {
