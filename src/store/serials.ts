@@ -10,6 +10,7 @@
 // would skip the event that got it.
 import { readWatermark } from "./consumer.ts";
 import { readU64, serialKey } from "./keys.ts";
+import { syncLog, syncLogSync } from "./log-sync.ts";
 import { lastRemovalSeq } from "./removals.ts";
 import type { Store } from "./types.ts";
 
@@ -71,15 +72,28 @@ function withMarks<T>(s: Store, body: (before: HighWater) => T): () => T {
  * Runs `body` in a write transaction of the log, with `s.lastSerial` and `s.lastRemoval` read
  * from disk first (the writer assigns `lastSerial + 1`, removeEvent `++lastRemoval`) and
  * written back at its end if they moved. `body` gets the marks as they were when it opened,
- * i.e. including every other process's commits. Resolves after the commit.
+ * i.e. including every other process's commits. Resolves once the commit is durable.
  */
-export function writeTxn<T>(s: Store, body: (before: HighWater) => T): Promise<T> {
+export async function writeTxn<T>(s: Store, body: (before: HighWater) => T): Promise<T> {
+  const out = await commitTxn(s, body);
+  await syncLog(s);
+  return out;
+}
+
+/**
+ * writeTxn resolving once the commit is visible to readers, before the sync that makes it
+ * durable: for the writer, which hands a batch to readers and live subscribers at once and
+ * answers its OKs after `syncLog`.
+ */
+export function commitTxn<T>(s: Store, body: (before: HighWater) => T): Promise<T> {
   return s.env.transaction(withMarks(s, body));
 }
 
 /** writeTxn, synchronously (for data commands that hold the directory alone: `relay check --repair`). */
 export function writeTxnSync<T>(s: Store, body: (before: HighWater) => T): T {
-  return s.env.transactionSync(withMarks(s, body));
+  const out = s.env.transactionSync(withMarks(s, body));
+  syncLogSync(s);
+  return out;
 }
 
 /**

@@ -5,12 +5,14 @@
 // a consumer's batch never makes the writer (and the OKs) wait for LMDB's one write lock, and
 // everything in derived/ can be rebuilt from the log. Also knows which index entries an event
 // owns. Reading and writing policies live in writer.ts and query.ts.
+import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Database, RootDatabase } from "lmdb";
 import { open } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
 import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey, serialProbe } from "./keys.ts";
+import { syncLogSync } from "./log-sync.ts";
 import { chooseMapSize } from "./map-size.ts";
 import { removalValue } from "./removals.ts";
 import { readHighWater } from "./serials.ts";
@@ -124,7 +126,12 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
     mapSize,
     noReadAhead,
   };
-  const env = open({ path, ...options } as never);
+  // The log's commits leave their meta page to the next sync (MDB_NOMETASYNC, log-sync.ts): a
+  // commit is visible, and goes to live subscribers, after one sync instead of two (~1.3 ms
+  // instead of ~2.0 at the median here), and what acknowledges a write waits for `syncLog`.
+  // The derived environment keeps LMDB's default: nothing but the consumers waits on its
+  // commits, and the log rebuilds it.
+  const env = open({ path, ...options, noMetaSync: true } as never);
   const derived = open({ path: join(path, DERIVED_DIR), ...options } as never) as RootDatabase;
   dropMoved(env);
   dropOldIndexes(derived);
@@ -136,6 +143,8 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   const s: Store = {
     path,
     env,
+    logFd: openSync(join(path, "data.mdb"), "r+"),
+    syncedSerial: 0,
     derived,
     events,
     eventsText: env.openDB({ name: "events", keyEncoding: "binary", encoding: "string" }) as Database<
@@ -176,7 +185,14 @@ export const EMPTY = Buffer.alloc(0);
 /** Closes both environments (the derived one first: nothing writes it once the log is shut). */
 export async function closeStore(s: Store): Promise<void> {
   await s.derived.close();
-  await s.env.close();
+  // What was committed since the last acknowledgement (a data command's last commits) is
+  // durable once closed.
+  try {
+    syncLogSync(s);
+  } finally {
+    closeSync(s.logFd);
+    await s.env.close();
+  }
 }
 
 /**

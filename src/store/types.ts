@@ -16,6 +16,13 @@ export interface LogEnv {
   /** the data directory */
   path: string;
   env: RootDatabase;
+  /**
+   * A descriptor of the log's data file, to sync it: the log's commits leave their meta page
+   * to the next sync (log-sync.ts), and every acknowledgement waits for one.
+   */
+  logFd: number;
+  /** the highest serial whose commit a completed `syncLog` covers */
+  syncedSerial: number;
   events: BinDb;
   /** the same `events` database read as text: one UTF-8 decode, no intermediate Buffer */
   eventsText: Database<string, Buffer>;

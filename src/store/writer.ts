@@ -23,10 +23,11 @@ import {
   tombstoned,
   vanishTargetsUs,
 } from "./lifecycle.ts";
+import { syncLog } from "./log-sync.ts";
 import type { Removal } from "./removals.ts";
 import { removalsAfter } from "./removals.ts";
 import type { HighWater } from "./serials.ts";
-import { currentHighWater, writeTxn } from "./serials.ts";
+import { commitTxn, currentHighWater } from "./serials.ts";
 import { putEvent } from "./store.ts";
 import type { Store } from "./types.ts";
 
@@ -35,11 +36,14 @@ export const FULL = "storage full: ";
 /** A full writer logs again at most this often. */
 const FULL_LOG_MS = 60_000;
 
-/** Resolves once the store's newest commit is on disk (lmdb-js's `flushed`, taken now). */
+/**
+ * Resolves once the store's newest commit is on disk: lmdb-js's `flushed` (its pages synced),
+ * taken now, then a sync of the data file for its meta page (log-sync.ts).
+ */
 function flushOf(s: Store): Promise<void> {
-  return new Promise((resolve, reject) => {
+  return new Promise<void>((resolve, reject) => {
     s.env.flushed.then(() => resolve(), reject);
-  });
+  }).then(() => syncLog(s));
 }
 
 export type WriteOutcome =
@@ -277,7 +281,8 @@ export class Writer {
         } else {
           const marks = { serial: s.lastSerial, removal: s.lastRemoval };
           // One transaction and one commit per batch: every put of the batch is made here.
-          await writeTxn(s, (before) => {
+          // Visible once it resolves; durable (and answered) after syncLog, below.
+          await commitTxn(s, (before) => {
             s.arena.reset();
             s.removedInTxn = [];
             marks.serial = before.serial;
