@@ -21,7 +21,7 @@ test("every OK true is sent after a sync of the log's data file that covers its 
   c.close();
 });
 
-test("syncLog covers the commits made before it is called, and a closed store syncs what is left", async () => {
+test("syncLog records how far it synced: the commits made before it was called", async () => {
   const s = openStore(tempDir("log-sync-"));
   expect(s.syncedSerial).toBe(0);
   s.lastSerial = 7;
