@@ -60,73 +60,40 @@ export async function applyShares(
   sync: boolean,
   took: Timings = {},
 ): Promise<void> {
-  await applyInTransaction(s, consumers, g, ready, sync, took);
-  await applyWritesOnly(s, consumers, g, ready, took);
-}
-
-/**
- * Whether consumer `c` has this generation still to apply. A generation is sent again after a
- * failure, and part of it may be on disk by then: the consumers of its transaction, when only
- * the writes-only commit failed. Counters applied twice would count twice; so each consumer
- * applies a generation once, as its watermark says. Reads the watermark in the write
- * transaction, or in a read transaction started after every commit.
- */
-function pending(s: Store, c: Consumer, g: GenPayload): boolean {
-  return (readWatermark(s, c.name)?.gen ?? 0) < g.n;
-}
-
-function applyOne(s: Store, c: Consumer, share: ReturnType<Share>, g: GenPayload, took: Timings): unknown {
-  const t = performance.now();
-  c.apply(s, share.adds, share.removes);
-  const w = writeWatermark(s, c.name, {
-    version: c.version,
-    gen: g.n,
-    serial: g.maxSerial,
-    removal: g.maxSeq,
-  });
-  addTime(took, `${c.name}.apply`, t);
-  return w;
-}
-
-/** The consumers that read what they write: one write transaction (synchronous when `sync`). */
-async function applyInTransaction(
-  s: Store,
-  consumers: readonly Consumer[],
-  g: GenPayload,
-  ready: readonly ReturnType<Share>[],
-  sync: boolean,
-  took: Timings = {},
-): Promise<void> {
-  if (!consumers.some((c) => !c.writesOnly)) return;
+  // A generation is sent again after a failure, and part of it may be on disk by then: the
+  // consumers of the transaction, when only the writes-only commit failed. Applied twice,
+  // counters would count twice; so each consumer applies a generation once, as its watermark
+  // (read in the write transaction, or in a read transaction begun after every commit) says.
+  const pending = (c: Consumer) => (readWatermark(s, c.name)?.gen ?? 0) < g.n;
+  const applyOne = (c: Consumer, i: number): unknown => {
+    const t = performance.now();
+    c.apply(s, ready[i]!.adds, ready[i]!.removes);
+    const w = writeWatermark(s, c.name, {
+      version: c.version,
+      gen: g.n,
+      serial: g.maxSerial,
+      removal: g.maxSeq,
+    });
+    addTime(took, `${c.name}.apply`, t);
+    return w;
+  };
   const inTxn = () =>
     consumers.forEach((c, i) => {
-      if (!c.writesOnly && pending(s, c, g)) applyOne(s, c, ready[i]!, g, took);
+      if (!c.writesOnly && pending(c)) applyOne(c, i);
     });
-  const t = performance.now();
-  if (sync) s.derived.transactionSync(inTxn);
-  else await s.derived.transaction(inTxn);
+  let t = performance.now();
+  if (consumers.some((c) => !c.writesOnly)) {
+    if (sync) s.derived.transactionSync(inTxn);
+    else await s.derived.transaction(inTxn);
+  }
   addTime(took, "transaction", t);
-}
-
-/**
- * The writes-only consumers: asynchronous writes issued in one turn, which lmdb-js commits as
- * one batch with their watermarks. Resolves once they are committed.
- */
-async function applyWritesOnly(
-  s: Store,
-  consumers: readonly Consumer[],
-  g: GenPayload,
-  ready: readonly ReturnType<Share>[],
-  took: Timings = {},
-): Promise<void> {
-  if (!consumers.some((c) => c.writesOnly)) return;
-  // Their watermarks were written by the write thread: read them in a fresh read transaction.
+  // The writes-only consumers' watermarks were written by the write thread: a fresh read.
   s.derived.resetReadTxn();
   let last: unknown;
   consumers.forEach((c, i) => {
-    if (c.writesOnly && pending(s, c, g)) last = applyOne(s, c, ready[i]!, g, took);
+    if (c.writesOnly && pending(c)) last = applyOne(c, i);
   });
-  const t = performance.now();
+  t = performance.now();
   await last;
   addTime(took, "async commit", t);
 }
