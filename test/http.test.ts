@@ -91,6 +91,14 @@ describe("NIP-05 and metrics", () => {
     expect(samples.get('relay_queries_total{index="kind"}')).toBeGreaterThanOrEqual(1);
     expect(samples.get("relay_stored_events")).toBeGreaterThanOrEqual(1);
     expect(samples.get("process_resident_memory_bytes")).toBeGreaterThan(0);
+    // Where the anonymous memory is: the kernel's count and both allocators' (Linux, glibc).
+    const anon = samples.get("process_anonymous_memory_bytes")!;
+    const runtime = samples.get('relay_allocated_bytes{allocator="runtime"}')!;
+    const libc = samples.get('relay_allocated_bytes{allocator="libc"}')!;
+    expect(anon).toBeGreaterThan(0);
+    expect(runtime).toBeGreaterThan(0);
+    // LMDB's environments and write transactions allocate with malloc.
+    expect(libc).toBeGreaterThan(0);
     c.close();
   });
 

@@ -9,6 +9,7 @@ import { predecessorDrain } from "../handover/files.ts";
 import type { Pruner } from "../retention/pruner.ts";
 import { remoteWalks, searchPaths } from "../search/engine.ts";
 import { diskUse } from "../store/disk-use.ts";
+import { memoryParts } from "./memory.ts";
 
 type Labels = Record<string, string>;
 
@@ -372,6 +373,24 @@ export function renderMetrics(ctx: RelayContext): string {
   if (ctx.cluster) clusterMetrics(x, ctx.cluster.status);
   x.metric("process_resident_memory_bytes", "gauge", "Resident set size.", [[{}, process.memoryUsage.rss()]]);
   const heap = heapStats();
+  const parts = memoryParts(heap);
+  if (parts.anon !== undefined)
+    x.metric(
+      "process_anonymous_memory_bytes",
+      "gauge",
+      "Resident anonymous memory (RssAnon): what the relay allocated, without the data files' pages.",
+      [[{}, parts.anon]],
+    );
+  const allocated: [Labels, number][] = [];
+  if (parts.runtime !== undefined) allocated.push([{ allocator: "runtime" }, parts.runtime]);
+  if (parts.libc !== undefined) allocated.push([{ allocator: "libc" }, parts.libc]);
+  if (allocated.length > 0)
+    x.metric(
+      "relay_allocated_bytes",
+      "gauge",
+      "Bytes allocated and not freed, by allocator (allocated is not always resident): runtime (every thread's JavaScript heap, strings, buffers), libc (native modules: LMDB's page copies of write transactions).",
+      allocated,
+    );
   const threadHeap = runner.threadHeap();
   const heaps: [Labels, { size: number; capacity: number }][] = [
     [{ thread: "main" }, { size: heap.heapSize, capacity: heap.heapCapacity }],
