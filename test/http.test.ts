@@ -94,11 +94,13 @@ describe("NIP-05 and metrics", () => {
     // Where the anonymous memory is: the kernel's count and both allocators' (Linux, glibc).
     const anon = samples.get("process_anonymous_memory_bytes")!;
     const runtime = samples.get('relay_allocated_bytes{allocator="runtime"}')!;
-    const libc = samples.get('relay_allocated_bytes{allocator="libc"}')!;
+    const libc = samples.get('relay_allocated_bytes{allocator="libc"}');
     expect(anon).toBeGreaterThan(0);
     expect(runtime).toBeGreaterThan(0);
-    // LMDB's environments and write transactions allocate with malloc.
-    expect(libc).toBeGreaterThan(0);
+    // LMDB's environments and write transactions allocate with malloc; glibc's count is read on
+    // x64 only (src/server/memory.ts says why).
+    if (process.arch === "x64") expect(libc).toBeGreaterThan(0);
+    else expect(libc).toBeUndefined();
     c.close();
   });
 

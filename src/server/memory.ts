@@ -47,9 +47,14 @@ function runtimeAllocated(h: HeapStats): number | undefined {
 
 let mallinfo2: ((out: BigUint64Array) => void) | null | undefined;
 
-/** glibc's mallinfo2(), or null where there is none (musl, other systems, glibc before 2.33). */
+/**
+ * glibc's mallinfo2(), or null where there is none (musl, other systems, glibc before 2.33) and
+ * on arm64: there the call dies with SIGILL under qemu-aarch64 (the release smoke test's arm64
+ * run, any -cpu), which took the relay down on its first /metrics. Without arm64 hardware to show
+ * that only the emulator does it, the libc series is left out there rather than risk a crash.
+ */
 function loadMallinfo(): ((out: BigUint64Array) => void) | null {
-  if (process.platform !== "linux") return null;
+  if (process.platform !== "linux" || process.arch !== "x64") return null;
   try {
     const lib = dlopen("libc.so.6", { mallinfo2: { args: [FFIType.ptr], returns: FFIType.void } });
     return (out) => lib.symbols.mallinfo2(ptr(out));
