@@ -1,11 +1,15 @@
-import { describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { configDoc } from "./doc.ts";
 import { ConfigError, loadConfig, parseConfigFile, sampleConfig } from "./load.ts";
 import type { RetentionRule } from "./retention.ts";
 import { SCHEMA } from "./schema.ts";
+
+// The config files these tests write, removed with their directory at the end.
+const dir = mkdtempSync(join(tmpdir(), "relay-config-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("configuration", () => {
   test("defaults serve ws://127.0.0.1:7777 with data in ./data", () => {
@@ -14,7 +18,7 @@ describe("configuration", () => {
   });
 
   test("flags win over environment, and environment over the config file", () => {
-    const file = join(tmpdir(), `relay-config-${process.pid}.toml`);
+    const file = join(dir, "flags-env-file.toml");
     writeFileSync(file, 'port = 1111\nhost = "0.0.0.0"\ndata = "/from/file"\n[limits]\nmaxLimit = 4200\n');
     const c = loadConfig({
       file,
@@ -231,7 +235,7 @@ describe("configuration", () => {
 });
 
 function writeTemp(text: string): string {
-  const f = join(tmpdir(), `relay-config-${process.pid}-${Math.random().toString(36).slice(2)}.toml`);
+  const f = join(dir, `${Math.random().toString(36).slice(2)}.toml`);
   writeFileSync(f, text);
   return f;
 }
