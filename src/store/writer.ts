@@ -27,9 +27,11 @@ import { syncLog } from "./log-sync.ts";
 import type { Removal } from "./removals.ts";
 import { removalsAfter } from "./removals.ts";
 import type { HighWater } from "./serials.ts";
-import { commitTxn, currentHighWater } from "./serials.ts";
+import { commitTxn, currentHighWater, readHighWater } from "./serials.ts";
 import { putEvent } from "./store.ts";
 import type { Store } from "./types.ts";
+import type { Visibility } from "./visible.ts";
+import { visibilityOf } from "./visible.ts";
 
 /** The start of every refusal for lack of room (after `error: `). */
 export const FULL = "storage full: ";
@@ -139,6 +141,8 @@ export const OTHERS_CHUNK = 2048;
 export class Writer {
   /** Highest serial whose transaction has committed; readers never see beyond it. */
   visibleSerial: number;
+  /** when the log's commits become visible to readers, ahead of their sync (visible.ts) */
+  private readonly visibility: Visibility;
   /** the log's high-water marks as of this writer's last look: what onCommitted has heard */
   private known: HighWater;
   private queue: Pending[] = [];
@@ -165,6 +169,7 @@ export class Writer {
   ) {
     this.opts = typeof opts === "number" ? { maxBatch: opts } : opts;
     this.visibleSerial = store.lastSerial;
+    this.visibility = visibilityOf(store.env);
     this.full = new FullState(store.path);
     this.known = { serial: store.lastSerial, removal: store.lastRemoval };
   }
@@ -275,14 +280,18 @@ export class Writer {
               : error(`could not store event: derived indexes cannot be written: ${room.refuse}`)
             : undefined;
       let committed = false;
+      let commit: Promise<void> | undefined;
       try {
         if (refusing && batch.every((p) => p.type === "event")) {
           for (const p of batch) if (p.type === "event") p.outcome = { status: "rejected", reject: refusing };
         } else {
           const marks = { serial: s.lastSerial, removal: s.lastRemoval };
           // One transaction and one commit per batch: every put of the batch is made here.
-          // Visible once it resolves; durable (and answered) after syncLog, below.
-          await commitTxn(s, (before) => {
+          // Published once visible to readers (visible.ts), which may come before the commit's
+          // promise resolves; durable (and answered) after it and syncLog, below.
+          let shown!: () => void;
+          const visible = new Promise<void>((r) => (shown = r));
+          commit = commitTxn(s, (before) => {
             s.arena.reset();
             s.removedInTxn = [];
             marks.serial = before.serial;
@@ -307,8 +316,17 @@ export class Writer {
             } finally {
               removed = s.removedInTxn;
               s.removedInTxn = [];
+              // Published early only once a fresh read sees this transaction's marks.
+              const through = { serial: s.lastSerial, removal: s.lastRemoval };
+              this.visibility.whenVisible(shown, () => {
+                const h = readHighWater(s);
+                return h.serial >= through.serial && h.removal >= through.removal;
+              });
             }
           });
+          // A commit that fails before it is visible fails here; one that fails after it (its
+          // sync) fails its OKs through onDisk below.
+          await Promise.race([commit, visible]);
           committed = true;
           if (others?.more) {
             this.queue.unshift(...batch);
@@ -347,7 +365,7 @@ export class Writer {
       // The next batch may start while this one is flushed to disk; the OKs wait for the flush,
       // so `OK true` means on disk. The flush is taken now: lmdb-js's `flushed` follows its
       // newest commit, and a later one that fails is never flushed.
-      const onDisk = committed ? flushOf(s) : Promise.resolve();
+      const onDisk = committed && commit ? commit.then(() => flushOf(s)) : Promise.resolve();
       const prev = flushing;
       flushing = prev.then(() =>
         onDisk.then(
@@ -424,6 +442,10 @@ export class Writer {
   /** Makes a committed batch visible to readers and hands its stored events to live fanout. */
   private publish(batch: Pending[], removed: Removal[], others: Others | undefined): void {
     const s = this.store;
+    // lmdb-js renews its read transaction once a commit's promise resolves; a commit published
+    // before that (visible.ts) needs the renewal now, or a REQ in this turn would answer from
+    // the snapshot before it and take the batch for stored, not live.
+    s.env.resetReadTxn();
     const stored: Committed[] = others ? others.stored : [];
     const gone: Removal[] = others ? [...others.removed, ...removed] : removed;
     for (const p of batch)
