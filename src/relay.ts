@@ -15,6 +15,7 @@ import { LiveIndex } from "./fanout/live-index.ts";
 import type { Subscription } from "./fanout/subscription.ts";
 import { PendingGate } from "./ingest/pending.ts";
 import { PolicyPlugin } from "./ingest/plugin.ts";
+import { ReadTurns } from "./ingest/read-turns.ts";
 import { configureLog, log } from "./log.ts";
 import { Moderation } from "./manage/moderation.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
@@ -160,6 +161,7 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
     ),
     conns: new Set(),
     pending: new PendingGate(config["writer.maxPending"], config["writer.maxPendingMb"] * 2 ** 20),
+    reads: new ReadTurns(config["query.turnBudgetUs"] / 1000, () => ctx.pending.events > 0),
     moderation,
     retention: pruner,
     plugin: config["policy.plugin"]

@@ -171,6 +171,12 @@ export const SCHEMA = {
   "query.yieldEvery": i(512, "index entries scanned before a query yields to other connections", false, {
     min: 16,
   }),
+  "query.turnBudgetUs": i(
+    100,
+    "while EVENTs are being written, main-thread time stored reads (REQ, COUNT) may take in one turn of the event loop; reads past it start in the next turn, so a commit, its live fanout and its OK wait for at most one read (0 = no budget)",
+    false,
+    { min: 0 },
+  ),
   "negentropy.maxItems": i(
     500000,
     "most events one NIP-77 session may reconcile (more: NEG-ERR blocked)",

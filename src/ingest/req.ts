@@ -116,6 +116,12 @@ export async function handleReq(
   conn.subs.set(subId, sub);
   ctx.live.add(sub);
   const cancelled = () => sub.cancelled || conn.closed;
+  // Live events that arrive while the read waits for its turn go to sub.pending, after EOSE.
+  const turn = ctx.reads.admit();
+  if (turn) {
+    await turn;
+    if (cancelled()) return;
+  }
   let stored: string[] | undefined;
   const started = performance.now();
   const opts = queryOptions(ctx, conn, filters, sub.hwm, cancelled);
@@ -160,6 +166,8 @@ export async function handleCount(
     return;
   }
   await othersFirst(ctx);
+  await ctx.reads.admit();
+  if (conn.closed) return;
   try {
     const n = await countAnswer(
       ctx.store,
