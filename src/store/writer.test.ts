@@ -84,3 +84,40 @@ test("a map smaller than the data grows by itself: lmdb-js remaps instead of fai
     rmSync(small, { recursive: true, force: true });
   }
 });
+
+test("a flush the disk is slow to finish holds the OKs it covers, not the next batch and its fanout", async () => {
+  const published: number[] = [];
+  const w = new Writer(store, 64, (stored) => {
+    for (const c of stored) published.push(c.serial);
+  });
+  // lmdb-js's `flushed`, held until released: the disk's sync, as slow as it may be.
+  let release!: () => void;
+  const held = new Promise<void>((r) => {
+    release = r;
+  });
+  Object.defineProperty(store.env, "flushed", {
+    configurable: true,
+    value: held,
+  });
+  const waitFor = async (n: number) => {
+    const deadline = Date.now() + 2000;
+    while (published.length < n && Date.now() < deadline) await Bun.sleep(1);
+  };
+  try {
+    const answered: string[] = [];
+    const a = w.submit(...ev(201)).then(() => answered.push("a"));
+    await waitFor(1);
+    const b = w.submit(...ev(202)).then(() => answered.push("b"));
+    await waitFor(2);
+    // The second batch is committed and handed on while the first one's flush is held.
+    expect(published.length).toBe(2);
+    expect(answered).toEqual([]);
+    release();
+    await Promise.all([a, b]);
+    expect(answered).toEqual(["a", "b"]);
+  } finally {
+    delete (store.env as unknown as { flushed?: unknown }).flushed;
+    release();
+    await w.drain();
+  }
+});

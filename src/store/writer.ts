@@ -147,6 +147,8 @@ export class Writer {
   private known: HighWater;
   private queue: Pending[] = [];
   private running = false;
+  /** set while the loop waits for a flush with nothing queued: new work ends the wait */
+  private wake: (() => void) | undefined;
   private idle: Promise<void> = Promise.resolve();
   private idleResolve: (() => void) | undefined;
   /** storage full (full.ts): refusals, /metrics */
@@ -236,7 +238,10 @@ export class Writer {
   }
 
   private start(): void {
-    if (this.running) return;
+    if (this.running) {
+      this.wake?.();
+      return;
+    }
     this.running = true;
     this.idle = new Promise((r) => {
       this.idleResolve = r;
@@ -373,7 +378,14 @@ export class Writer {
           (e: unknown) => this.answer(batch, e),
         ),
       );
-      if (this.queue.length === 0) await flushing;
+      if (this.queue.length === 0) {
+        // Until the flush is done or new work arrives: a sync the disk is slow to finish (100-500
+        // ms at its worst here) holds the OKs it covers, not the next batch and its fanout.
+        await Promise.race([flushing, new Promise<void>((r) => (this.wake = r))]);
+        this.wake = undefined;
+        // Gather what else arrives in this turn, as start() does.
+        if (this.queue.length > 0) await new Promise((r) => setImmediate(r));
+      }
     }
     await flushing;
   }
