@@ -90,6 +90,9 @@ describe("NIP-05 and metrics", () => {
     expect(samples.get('relay_events_accepted_by_kind_total{kind="1"}')).toBeGreaterThanOrEqual(1);
     expect(samples.get('relay_queries_total{index="kind"}')).toBeGreaterThanOrEqual(1);
     expect(samples.get("relay_stored_events")).toBeGreaterThanOrEqual(1);
+    // Nothing is being written now: no read waits for its turn.
+    expect(samples.get("relay_reads_waiting")).toBe(0);
+    expect(samples.get("relay_reads_deferred_total")).toBe(0);
     expect(samples.get("process_resident_memory_bytes")).toBeGreaterThan(0);
     // Where the anonymous memory is: the kernel's count and both allocators' (Linux, glibc).
     const anon = samples.get("process_anonymous_memory_bytes")!;

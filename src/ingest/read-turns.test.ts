@@ -61,4 +61,5 @@ test("reads start in arrival order: none overtakes one that waits", async () => 
   await Promise.all([...first, read(4)]);
   expect(order).toEqual([1, 2, 3, 4]);
   expect(turns.queued).toBe(0);
+  expect(turns.deferred).toBe(3);
 });

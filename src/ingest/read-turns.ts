@@ -24,6 +24,9 @@ export class ReadTurns {
     private readonly writing: () => boolean,
   ) {}
 
+  /** Reads that waited for a later turn, since start. */
+  deferred = 0;
+
   /** Reads waiting for a later turn. */
   get queued(): number {
     return this.waiting.length;
@@ -41,6 +44,7 @@ export class ReadTurns {
       }
       if (performance.now() - this.turnStart < this.budgetMs) return undefined;
     }
+    this.deferred++;
     return new Promise((resolve) => this.waiting.push(resolve));
   }
 

@@ -226,6 +226,15 @@ export function renderMetrics(ctx: RelayContext): string {
     byLabel(c.querySeconds, "index"),
   );
   x.metric(
+    "relay_reads_waiting",
+    "gauge",
+    "REQs and COUNTs waiting for a later turn of the event loop while events are being written (query.turnBudgetUs).",
+    [[{}, ctx.reads.queued]],
+  );
+  x.metric("relay_reads_deferred_total", "counter", "REQs and COUNTs that waited for a later turn.", [
+    [{}, ctx.reads.deferred],
+  ]);
+  x.metric(
     "relay_search_answers_total",
     "counter",
     "Search filters answered from the high-impact lists alone (high) or by ranking every match (all).",
