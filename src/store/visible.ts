@@ -58,7 +58,9 @@ function watch(env: RootDatabase): Visibility {
   if (!native || typeof start !== "function") return { hooked: false, whenVisible: () => {} };
   const reported = (): void => {
     if (!waiting) return;
-    // lmdb-js keeps a read transaction until a timer of its own fires: take a fresh one.
+    // lmdb-js keeps a read transaction until a timer of its own fires: take a fresh one, for
+    // the check and for every reader after it in this turn (a REQ must not answer from a
+    // snapshot before a batch it takes for stored, not live).
     env.resetReadTxn();
     if (!waiting.visible()) return;
     const w = waiting;

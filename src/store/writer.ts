@@ -461,10 +461,6 @@ export class Writer {
   /** Makes a committed batch visible to readers and hands its stored events to live fanout. */
   private publish(batch: Pending[], removed: Removal[], others: Others | undefined): void {
     const s = this.store;
-    // lmdb-js renews its read transaction once a commit's promise resolves; a commit published
-    // before that (visible.ts) needs the renewal now, or a REQ in this turn would answer from
-    // the snapshot before it and take the batch for stored, not live.
-    s.env.resetReadTxn();
     const stored: Committed[] = others ? others.stored : [];
     const gone: Removal[] = others ? [...others.removed, ...removed] : removed;
     for (const p of batch)
