@@ -461,6 +461,12 @@ export class Writer {
   /** Makes a committed batch visible to readers and hands its stored events to live fanout. */
   private publish(batch: Pending[], removed: Removal[], others: Others | undefined): void {
     const s = this.store;
+    // A fresh read transaction for the readers after this: lmdb-js renews its own once a commit
+    // resolves, and the visibility check takes one, but other processes' events handed on by a
+    // transaction that commits nothing (a chunk of them) come with neither, and a REQ must not
+    // answer from a snapshot before events it takes for stored (a handover's kill -9 test lost
+    // one OK'd event without this).
+    s.env.resetReadTxn();
     const stored: Committed[] = others ? others.stored : [];
     const gone: Removal[] = others ? [...others.removed, ...removed] : removed;
     for (const p of batch)
