@@ -4,9 +4,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storedJson } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
+import { serialKey } from "./keys.ts";
 import { removeBySerial } from "./lifecycle.ts";
 import { readHighWater, writeTxn } from "./serials.ts";
 import { closeStore, openStore } from "./store.ts";
+import type { Committed } from "./writer.ts";
 import { Writer } from "./writer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "writer-"));
@@ -120,4 +122,36 @@ test("a flush the disk is slow to finish holds the OKs it covers, not the next b
     release();
     await w.drain();
   }
+});
+
+test("every batch the writer publishes is readable by serial at that moment, with reads in every turn", async () => {
+  const missing: number[] = [];
+  let published = 0;
+  const w = new Writer(store, 8, (stored: Committed[]) => {
+    for (const c of stored) {
+      published++;
+      if (store.events.getBinary(serialKey(c.serial)) === undefined) missing.push(c.serial);
+    }
+  });
+  // A reader in every turn keeps lmdb-js's read transaction renewed, as REQs under load do:
+  // a batch published on visibility must not be judged against a snapshot taken before it.
+  let reading = true;
+  let stopped!: () => void;
+  const readerDone = new Promise<void>((r) => (stopped = r));
+  const reader = (): void => {
+    if (!reading) {
+      stopped();
+      return;
+    }
+    store.events.getBinary(serialKey(1));
+    setImmediate(reader);
+  };
+  reader();
+  const outcomes = await Promise.all(Array.from({ length: 400 }, (_, i) => w.submit(...ev(1000 + i))));
+  reading = false;
+  await readerDone;
+  await w.drain();
+  expect(outcomes.every((o) => o.status === "stored")).toBe(true);
+  expect(published).toBe(400);
+  expect(missing).toEqual([]);
 });

@@ -143,7 +143,7 @@ const PATIENCE_MS = 3;
 const noop = (): void => {};
 
 export class Writer {
-  /** Highest serial whose transaction has committed; readers never see beyond it. */
+  /** Highest serial whose commit is visible to readers; REQs never answer beyond it. */
   visibleSerial: number;
   /** when the log's commits become visible to readers, ahead of their sync (visible.ts) */
   private readonly visibility: Visibility;
@@ -151,7 +151,7 @@ export class Writer {
   private known: HighWater;
   private queue: Pending[] = [];
   private running = false;
-  /** set while the loop waits for a flush with nothing queued: new work ends the wait */
+  /** set while the loop waits for a flush with nothing queued: new work shortens the wait */
   private wake: (() => void) | undefined;
   private idle: Promise<void> = Promise.resolve();
   private idleResolve: (() => void) | undefined;
@@ -372,8 +372,8 @@ export class Writer {
       this.lastBatchSize = batch.length;
       this.lastCommitMs = performance.now() - started;
       // The next batch may start while this one is flushed to disk; the OKs wait for the flush,
-      // so `OK true` means on disk. The flush is taken now: lmdb-js's `flushed` follows its
-      // newest commit, and a later one that fails is never flushed.
+      // so `OK true` means on disk. The flush is taken once this commit resolves: lmdb-js's
+      // `flushed` follows its newest commit, and a later one that fails is never flushed.
       const onDisk = committed && commit ? commit.then(() => flushOf(s)) : Promise.resolve();
       const prev = flushing;
       flushing = prev.then(() =>
