@@ -19,6 +19,7 @@ import { closeStore, openStore } from "../src/store/store.ts";
 import type { Store } from "../src/store/types.ts";
 import type { WriteOutcome } from "../src/store/writer.ts";
 import { Writer } from "../src/store/writer.ts";
+import { eventFrame, eventPrefix } from "../src/wire/frames.ts";
 import { Gen } from "./gen.ts";
 import { tempDir } from "./harness.ts";
 
@@ -241,6 +242,7 @@ async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<
   const mismatches: Mismatch[] = [];
   const plans = new Set<string>();
   const ever: string[] = [];
+  const byId = new Map<string, NostrEvent>();
   const written: NostrEvent[] = [];
   const fail = (what: string) => {
     if (mismatches.length < 10) mismatches.push({ seed, what });
@@ -273,6 +275,7 @@ async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<
     for (let k = 0; k < batch.length; k++) {
       const e = batch[k]!;
       ever.push(e.id);
+      byId.set(e.id, e);
       written.push(e);
       const want = model.apply(e);
       const o = got[k]!;
@@ -301,12 +304,25 @@ async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<
         yieldEvery: g.pick([3, 64, 512]),
         onPlan: (index) => plans.add(index),
       };
+      // Half the queries ask for whole EVENT frames, as a REQ does (a subscription id with
+      // characters that JSON escapes and ones that take several UTF-8 bytes).
+      const subId = g.pick(["s", 'q"\\1', "é😀", "x".repeat(64)]);
+      if (g.chance(0.5)) {
+        const text = eventPrefix(subId);
+        o.frame = { text, bytes: Buffer.from(text) };
+      }
       const events = model.visible(hwm);
       const want = naiveQuery(events, filters, o);
-      const got = idsOf((await runQuery(store, filters, o))!);
-      const label = `round ${round} query ${q} hwm ${hwm} limits ${o.defaultLimit}/${o.maxLimit} [${filters.map(json).join(",")}]`;
+      const label = `round ${round} query ${q} hwm ${hwm} limits ${o.defaultLimit}/${o.maxLimit} frames ${o.frame !== undefined} [${filters.map(json).join(",")}]`;
+      const answers = (await runQuery(store, filters, o))!;
+      const got = o.frame ? idsOf(answers.map((a) => a.slice(o.frame!.text.length, -1))) : idsOf(answers);
       if (JSON.stringify(got) !== JSON.stringify(want))
         fail(`${label}: runQuery gave ${JSON.stringify(got)}, naive ${JSON.stringify(want)}`);
+      if (o.frame) {
+        const frames = got.map((id) => eventFrame(eventPrefix(subId), storedJson(byId.get(id)!)));
+        if (JSON.stringify(answers) !== JSON.stringify(frames))
+          fail(`${label}: frames ${JSON.stringify(answers)}, expected ${JSON.stringify(frames)}`);
+      }
       if (want.length > 0) nonEmpty++;
       const wantCount = naiveCount(events, filters);
       const gotCount = await countQuery(store, filters, o);

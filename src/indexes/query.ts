@@ -21,7 +21,16 @@ import { removedIn, tailMatches } from "./tail.ts";
 export interface SearchHit {
   time: number;
   serial: number;
+  /** the stored JSON, or the whole EVENT frame when the query was given `frame` */
   json: string;
+  /** where the id starts in `json` (STORED_ID_OFFSET when absent) */
+  at?: number;
+}
+
+/** The start of a subscription's EVENT frames, as text and as UTF-8. */
+export interface FramePrefix {
+  text: string;
+  bytes: Buffer;
 }
 
 /** NIP-50 search over the store, provided by the search consumer (registered by the relay). */
@@ -54,6 +63,12 @@ export interface QueryOptions {
   anyHidden?: () => boolean;
   /** answers filters with `search`; without it they match nothing */
   search?: Searcher;
+  /**
+   * When given, each answer is a whole EVENT frame (this prefix, the stored JSON, `]`) built
+   * from the stored bytes in one decode: no string of the stored JSON first and no second one
+   * when the two are joined for the socket (half the allocation of a REQ's answer).
+   */
+  frame?: FramePrefix;
 }
 
 /** The reader may see the event and it passes what the index left unchecked. */
@@ -98,10 +113,15 @@ interface Hit {
   time: number;
   serial: number;
   json: string | undefined;
+  at?: number;
   id?: string;
 }
 
-const idOf = (h: Hit): string => h.id ?? h.json!.slice(STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
+const idOf = (h: Hit): string => {
+  if (h.id !== undefined) return h.id;
+  const at = h.at ?? STORED_ID_OFFSET;
+  return h.json!.slice(at, at + 64);
+};
 const byNewest = (a: Hit, b: Hit): number => {
   if (a.time !== b.time) return b.time - a.time;
   const x = idOf(a);
@@ -152,6 +172,39 @@ function fastCandidate(s: Store, f: Filter, serial: number, seen: Map<number, nu
 const bytesOf = (s: Store, serial: number): Buffer | undefined => s.events.getBinaryFast(serialProbe(serial));
 // lmdb-js sets `length` on its shared buffer to the value's size: decode that much, not the buffer.
 const text = (b: Buffer): string => b.toString("utf8", 0, b.length);
+
+let scratch = Buffer.allocUnsafe(64 * 1024);
+const CLOSE_BRACKET = 0x5d;
+
+/** The answer for a stored record: its JSON, or its whole frame (one copy, one decode). */
+function answerOf(b: Buffer, fp: FramePrefix | undefined): string {
+  if (!fp) return text(b);
+  const n = b.length;
+  const p = fp.bytes.length;
+  const size = p + n + 1;
+  if (size > scratch.length) scratch = Buffer.allocUnsafe(Math.max(size, scratch.length * 2));
+  scratch.set(fp.bytes, 0);
+  b.copy(scratch, p, 0, n);
+  scratch[p + n] = CLOSE_BRACKET;
+  return scratch.toString("utf8", 0, size);
+}
+
+/**
+ * The reader's access rule on a stored record's bytes: it can only refuse restricted kinds (DMs,
+ * gift wraps), so any other kind is let through without decoding the record.
+ */
+function refusedOnBytes(b: Buffer, o: QueryOptions): boolean {
+  if (!o.allow) return false;
+  if (o.restrictedKind && !o.restrictedKind(storedKind(b))) return false;
+  return !o.allow(text(b));
+}
+
+/** The answer for stored JSON already decoded (matched on its text, or not yet indexed). */
+const answerOfText = (json: string, fp: FramePrefix | undefined): string =>
+  fp ? `${fp.text}${json}]` : json;
+
+/** Where the id starts in an answer. */
+const idAt = (fp: FramePrefix | undefined): number => STORED_ID_OFFSET + (fp ? fp.text.length : 0);
 const idBytes = (b: Buffer | undefined): string | undefined =>
   b?.toString("latin1", STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
 
@@ -175,20 +228,25 @@ function tailHits(f: Filter, snap: IndexSnapshot, o: QueryOptions): Hit[] {
   const out: Hit[] = [];
   for (const [serial, e] of tailMatches(snap, f)) {
     if (serial > o.hwm || o.hidden?.(serial) || (o.allow && !o.allow(e.json))) continue;
-    out.push({ time: e.created_at, serial, json: e.json });
+    out.push({ time: e.created_at, serial, json: answerOfText(e.json, o.frame), at: idAt(o.frame) });
   }
   return out;
 }
 
-/** The first `limit` hits by NIP-01 order, each with its JSON (read now for those kept by id). */
-function firstByNewest(s: Store, all: Hit[], limit: number): SearchHit[] {
+/** The first `limit` hits by NIP-01 order, each with its answer (read now for those kept by id). */
+function firstByNewest(s: Store, all: Hit[], limit: number, fp: FramePrefix | undefined): SearchHit[] {
   all.sort(byNewest);
   if (all.length > limit) all.length = limit;
   const out: SearchHit[] = [];
+  const at = idAt(fp);
   for (const h of all) {
     // Removed since it was seen (a yield came between): left out, as if read a moment later.
-    const json = h.json ?? load(s, h.serial);
-    if (json !== undefined) out.push({ time: h.time, serial: h.serial, json });
+    let json = h.json;
+    if (json === undefined) {
+      const b = bytesOf(s, h.serial);
+      json = b && answerOf(b, fp);
+    }
+    if (json !== undefined) out.push({ time: h.time, serial: h.serial, json, at });
   }
   return out;
 }
@@ -216,18 +274,25 @@ async function runFilter(
       const time = storedCreatedAt(b);
       if ((f.since !== undefined && time < f.since) || (f.until !== undefined && time > f.until)) continue;
       if (residual === "fast" && !passesFast(f, b)) continue;
+      const rest = residual === "fast" ? "none" : residual;
+      if (rest === "none") {
+        if (!refusedOnBytes(b, o)) hits.push({ time, serial, json: answerOf(b, o.frame), at: idAt(o.frame) });
+        continue;
+      }
       const json = text(b);
-      if (!admits(f, json, o, residual === "fast" ? "none" : residual)) continue;
-      hits.push({ time, serial, json });
+      if (!admits(f, json, o, rest)) continue;
+      hits.push({ time, serial, json: answerOfText(json, o.frame), at: idAt(o.frame) });
     }
-    return firstByNewest(s, hits, limit);
+    return firstByNewest(s, hits, limit, o.frame);
   }
   const scan = scanPlan(plan, f, Math.min(limit + 1, 256));
   const fast = plan.residual === "fast";
-  // What is left after a check on the bytes: the full match, or the reader's access rule.
+  // What is left after a check on the bytes: the full match (on the text), or nothing but the
+  // reader's access rule (read on the bytes, see refusedOnBytes).
   const rest = fast ? "none" : plan.residual;
-  const decodeAlways = rest !== "none" || o.allow !== undefined;
+  const decodeAlways = rest !== "none";
   const knownKinds = fast ? kindsSeen(s) : undefined;
+  const at = idAt(o.frame);
   let lastSerial = -1;
   let cutTime = -1;
   let sinceYield = 0;
@@ -245,21 +310,22 @@ async function runFilter(
     // The bytes first when they can refuse the candidate; else the text straight away (one read).
     const b = knownKinds ? fastCandidate(s, f, k.serial, knownKinds) : undefined;
     if (knownKinds && b === undefined) continue;
-    if (cutTime === -1 || decodeAlways) {
+    if (decodeAlways) {
       const json = b ? text(b) : load(s, k.serial);
-      if (json === undefined || (decodeAlways && !admits(f, json, o, rest))) continue;
-      hits.push({ time: k.time, serial: k.serial, json });
+      if (json === undefined || !admits(f, json, o, rest)) continue;
+      hits.push({ time: k.time, serial: k.serial, json: answerOfText(json, o.frame), at });
     } else {
-      const id = idBytes(b ?? bytesOf(s, k.serial));
-      if (id === undefined) continue;
-      hits.push({ time: k.time, serial: k.serial, json: undefined, id });
+      const stored = b ?? bytesOf(s, k.serial);
+      if (stored === undefined || refusedOnBytes(stored, o)) continue;
+      if (cutTime === -1) hits.push({ time: k.time, serial: k.serial, json: answerOf(stored, o.frame), at });
+      else hits.push({ time: k.time, serial: k.serial, json: undefined, id: idBytes(stored) });
     }
     if (hits.length === limit) cutTime = k.time;
   }
   // The index part holds every indexed event that can be in the first `limit` (ties at its cut
   // included), so the union with the tail's matches, cut at `limit`, is the NIP-01 answer.
   const tail = tailHits(f, snap, o);
-  return firstByNewest(s, tail.length === 0 ? hits : hits.concat(tail), limit);
+  return firstByNewest(s, tail.length === 0 ? hits : hits.concat(tail), limit, o.frame);
 }
 
 /** What an `ids` filter leaves to check on each event besides since and until. */
@@ -281,7 +347,8 @@ export async function runQuery(
       o.onPlan?.("search");
       const hits = o.search ? await o.search.filter(s, f, effectiveLimit(f, o), o) : [];
       if (!hits) return undefined;
-      results.push(hits);
+      const fp = o.frame;
+      results.push(fp ? hits.map((h) => ({ ...h, json: answerOfText(h.json, fp), at: idAt(fp) })) : hits);
       continue;
     }
     const plan = planFilter(s, f);

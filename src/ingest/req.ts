@@ -11,7 +11,7 @@ import { log } from "../log.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { parseFilter } from "../nostr/filter.ts";
 import { currentHighWater } from "../store/serials.ts";
-import { closedFrame, countFrame, eoseFrame, eventFrame } from "../wire/frames.ts";
+import { closedFrame, countFrame, eoseFrame } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, isReject, rateLimited, unsupported } from "../wire/reasons.ts";
 import { mayRead, readGate, readRule } from "./access.ts";
@@ -125,6 +125,8 @@ export async function handleReq(
   let stored: string[] | undefined;
   const started = performance.now();
   const opts = queryOptions(ctx, conn, filters, sub.hwm, cancelled);
+  // The answers come back as whole EVENT frames, built from the stored bytes.
+  opts.frame = { text: sub.prefix, bytes: Buffer.from(sub.prefix) };
   let firstIndex = "";
   const onPlan = opts.onPlan;
   opts.onPlan = (index) => {
@@ -141,8 +143,7 @@ export async function handleReq(
     return;
   }
   if (!stored || cancelled()) return;
-  const frames = stored.map((json) => eventFrame(sub.prefix, json));
-  if (!(await conn.sendAll(frames, cancelled, eoseFrame(subId)))) return;
+  if (!(await conn.sendAll(stored, cancelled, eoseFrame(subId)))) return;
   // Live matches that arrived meanwhile follow EOSE in arrival order, before any newer ones.
   while (sub.pending && sub.pending.length > 0) {
     const batch = sub.pending;

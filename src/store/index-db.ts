@@ -18,12 +18,14 @@ import type { BinDb } from "./types.ts";
 export const INDEXES = "indexes";
 
 /**
- * Values are handed out as views of lmdb-js's read buffer, valid until the next read: every
- * reader here takes the two numbers at once.
+ * Values are handed out as lmdb-js's read buffer itself, valid until the next read: every
+ * reader here takes the two numbers at once, from its first 16 bytes. Not cut to size (a
+ * view per entry was 4% of a REQ's time): the buffer is larger than the value, so a reader
+ * that copies one copies those 16 bytes (see allEntries).
  */
 const TAIL_ENCODER = {
   encode: (v: Uint8Array): Uint8Array => v,
-  decode: (bytes: Uint8Array, size?: number): Uint8Array => bytes.subarray(0, size ?? bytes.length),
+  decode: (bytes: Uint8Array): Uint8Array => bytes,
   needsStableBuffer: false,
 };
 
@@ -79,7 +81,7 @@ export function* allEntries(db: BinDb, txn?: unknown): Generator<Buffer> {
     const p = key as Buffer;
     const k = Buffer.allocUnsafe(p.length + TAIL);
     k.set(p, 0);
-    k.set(value as Uint8Array, p.length);
+    k.set((value as Uint8Array).subarray(0, TAIL), p.length);
     yield k;
   }
 }
@@ -110,17 +112,23 @@ export function readEntries(
   after: { time: number; serial: number } | undefined,
   out: { times: number[]; serials: number[] },
 ): void {
-  const b = bounds(since, until);
-  let start: Buffer;
-  let end: Buffer;
-  if (reverse) {
-    start = after ? tailValue(after.time, after.serial - 1) : b.start;
-    end = b.end;
-  } else {
-    start = after ? tailValue(after.time, after.serial + 1) : b.end;
-    end = b.start;
+  // Only the bounds that narrow the range are given: lmdb-js encodes each bound it is handed on
+  // every call, a quarter of a short read's cost (a 100-author feed reads 200 prefixes a few
+  // entries each). A range with one end open needs only the other.
+  let newest: Buffer | undefined = until === MAX_TIME ? undefined : tailValue(until, MAX_SERIAL);
+  let oldest: Buffer | undefined = since === 0 ? undefined : tailValue(since, 0);
+  if (after) {
+    if (reverse) newest = tailValue(after.time, after.serial - 1);
+    else oldest = tailValue(after.time, after.serial + 1);
   }
-  for (const v of db.getValues(prefix as Buffer, { start, end, reverse, limit } as never)) {
+  const from = reverse ? newest : oldest;
+  const to = reverse ? oldest : newest;
+  const o: { reverse: boolean; limit: number; start?: Buffer; end?: Buffer } = { reverse, limit };
+  if (from !== undefined || to !== undefined) {
+    o.start = from ?? (reverse ? ALL_TIME.start : ALL_TIME.end);
+    if (to !== undefined) o.end = to;
+  }
+  for (const v of db.getValues(prefix as Buffer, o as never)) {
     const x = v as Uint8Array;
     out.times.push(readU64(x, 0));
     out.serials.push(readU64(x, 8));
