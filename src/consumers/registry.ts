@@ -123,9 +123,11 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
   if (!registers) markStale(store, REGISTERS_CONSUMER);
   const indexes = new Indexes(store);
   const consumers = [indexes, search, counters, registers].filter((c) => c !== undefined) as Consumer[];
+  // The store's own directory: a caller's config may name another (the tests' configs name
+  // none, and the thread then opened ./data).
   const newThread = () =>
     new ThreadApplier(
-      config.data,
+      store.path,
       consumers.map((c) => c.name),
       config["store.mapSizeGb"],
     );
@@ -148,6 +150,7 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
   };
   tails((c) => runner.tail(c));
   runner.catchUp(o.progress, o.batch);
+  indexes.keepHeads(true);
   // Search walks are shared with the consumers' thread between its batches (search/remote.ts),
   // whichever thread applies now.
   const walks: WalkOffload = {
@@ -166,6 +169,7 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
     release: () =>
       runner.release(() => {
         thread = undefined;
+        indexes.keepHeads(false);
         tails((c) => logTail(store, c));
       }),
     resume: (until) => {
@@ -173,6 +177,7 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
       if (o.thread) thread = newThread();
       tails((c) => runner.tail(c));
       runner.resume(thread ?? new InThreadApplier(store, consumers), until);
+      indexes.keepHeads(true);
     },
   };
 }
