@@ -73,3 +73,22 @@ test("a reader in the turn the consumers' thread reports a batch applied finds a
     expect(readWatermark(s, INDEXES)!.gen).toBeGreaterThan(before);
   }
 });
+
+test("the thread applies to the store it was opened with, whatever the config's data directory", async () => {
+  const dir = tempDir("consumers-thread-");
+  const elsewhere = tempDir("consumers-thread-elsewhere-");
+  const s = openStore(dir);
+  const logged: string[] = [];
+  // A config naming another directory (the tests' configs name none: ./data).
+  const d = openConsumers(s, configFor(elsewhere), { thread: true, log: (m) => logged.push(m) });
+  cleanup(async () => {
+    await d.runner.stop();
+    await closeStore(s);
+  });
+  const writer = new Writer(s, 100, (stored, removed, high) => d.runner.committed(stored, removed, high));
+  const e = signed(newKey(), { content: "applied where it is stored" });
+  expect((await writer.submit(e, storedJson(e))).status).toBe("stored");
+  await d.runner.flush();
+  expect(logged).toEqual([]);
+  expect(readWatermark(s, INDEXES)?.serial).toBe(writer.visibleSerial);
+});

@@ -150,7 +150,6 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
   };
   tails((c) => runner.tail(c));
   runner.catchUp(o.progress, o.batch);
-  indexes.keepHeads(true);
   // Search walks are shared with the consumers' thread between its batches (search/remote.ts),
   // whichever thread applies now.
   const walks: WalkOffload = {
@@ -169,7 +168,6 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
     release: () =>
       runner.release(() => {
         thread = undefined;
-        indexes.keepHeads(false);
         tails((c) => logTail(store, c));
       }),
     resume: (until) => {
@@ -177,7 +175,6 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
       if (o.thread) thread = newThread();
       tails((c) => runner.tail(c));
       runner.resume(thread ?? new InThreadApplier(store, consumers), until);
-      indexes.keepHeads(true);
     },
   };
 }

@@ -321,7 +321,6 @@ export class ConsumerRunner {
           removes: g.removes.map((r) => ({ serial: r.serial, p: part(r.json) })),
         };
       });
-      this.appliedViews(g);
       // Readers add the views of the generations after the watermark they read, so the read
       // after this must see the new watermark. lmdb-js keeps this thread's read transaction
       // until a timer resets it, and a commit made on the consumers' thread does not reset it:
@@ -351,9 +350,6 @@ export class ConsumerRunner {
           .catch((e: unknown) => commitCause(e));
       }
     } catch (e) {
-      // Part of it may be on disk (one consumer's commit and not another's).
-      this.appliedViews(g);
-      this.store.derived.resetReadTxn();
       // The batch stays sealed and is tried again at the next tick, before anything newer: a
       // full disk stops the consumers, and they catch up once there is room.
       const cause = await commitCause(e);
@@ -366,13 +362,6 @@ export class ConsumerRunner {
         this.applier = new InThreadApplier(this.store, this.consumers);
       }
     }
-  }
-
-  /** Tells the consumers that keep what they read that a batch's apply is over. */
-  private appliedViews(g: Gen): void {
-    this.consumers.forEach((c, i) => {
-      if (c.applied) c.applied(viewOf(this.consumers, g, i), g.n);
-    });
   }
 
   /** A batch failed: say so at once, then at most once a minute while it goes on failing. */

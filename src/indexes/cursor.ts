@@ -4,9 +4,6 @@
 // (created_at, serial).
 import { readEntries } from "../store/index-db.ts";
 import type { BinDb } from "../store/types.ts";
-import type { Heads, RangeName } from "./heads.ts";
-
-const ALL_TIME = Number.MAX_SAFE_INTEGER;
 
 class Cursor {
   private buf = { times: [] as number[], serials: [] as number[] };
@@ -25,10 +22,6 @@ class Cursor {
     private readonly until: number,
     firstChunk: number,
     private readonly reverse: boolean,
-    /** where the range's newest entries may be kept, its name there, the read's batch number */
-    private readonly heads?: Heads,
-    private readonly name?: RangeName,
-    private readonly gen = 0,
   ) {
     this.chunk = firstChunk;
     this.advance();
@@ -50,23 +43,7 @@ class Cursor {
     this.pos = 0;
     if (this.done) return;
     const { chunk } = this;
-    // The first chunk of a whole range, newest first: kept between REQs (heads.ts).
-    const kept =
-      this.heads && this.last === undefined && this.reverse && this.since === 0 && this.until === ALL_TIME;
-    const h = kept ? this.heads!.get(this.name!.at, this.name!.n, chunk, this.gen) : undefined;
-    if (h) {
-      const n = Math.min(chunk, h.times.length);
-      for (let i = 0; i < n; i++) {
-        this.buf.times.push(h.times[i]!);
-        this.buf.serials.push(h.serials[i]!);
-      }
-    } else {
-      readEntries(this.db, this.prefix, this.since, this.until, this.reverse, chunk, this.last, this.buf);
-      if (kept) {
-        const { at, n } = this.name!;
-        this.heads!.put(at, n, this.buf.times, this.buf.serials, this.buf.times.length < chunk, this.gen);
-      }
-    }
+    readEntries(this.db, this.prefix, this.since, this.until, this.reverse, chunk, this.last, this.buf);
     const n = this.buf.times.length;
     if (n < chunk) this.done = true;
     else this.last = { time: this.buf.times[n - 1]!, serial: this.buf.serials[n - 1]! };
@@ -75,14 +52,6 @@ class Cursor {
 }
 
 export type Order = "newest" | "oldest";
-
-/** Where a scan's ranges may be kept (heads.ts), their names, and the read's batch number. */
-export interface KeptHeads {
-  heads: Heads;
-  names: readonly RangeName[];
-  /** the indexes' batch number seen by the read transaction the scan starts in */
-  gen: number;
-}
 
 export class MergedScan {
   private heap: Cursor[] = [];
@@ -95,7 +64,6 @@ export class MergedScan {
     until: number,
     firstChunk: number,
     order: Order = "newest",
-    heads?: KeptHeads,
   ) {
     this.before =
       order === "newest"
@@ -104,20 +72,10 @@ export class MergedScan {
     // Many ranges share the first chunk's worth between them: each starts with its share (twice
     // over, so a busier range is not refilled at once), and doubles as it is drained.
     const first = Math.min(firstChunk, Math.max(4, 2 * Math.ceil(firstChunk / prefixes.length)));
-    prefixes.forEach((p, i) => {
-      const c = new Cursor(
-        db,
-        p,
-        since,
-        until,
-        first,
-        order === "newest",
-        heads?.heads,
-        heads?.names[i],
-        heads?.gen,
-      );
+    for (const p of prefixes) {
+      const c = new Cursor(db, p, since, until, first, order === "newest");
       if (c.head) this.push(c);
-    });
+    }
   }
 
   /** The next (created_at, serial) newest first, or undefined when every range is exhausted. */
@@ -173,7 +131,6 @@ export function scanPlan(
   f: { since?: number; until?: number },
   firstChunk: number,
   order: Order = "newest",
-  heads?: KeptHeads,
 ): MergedScan {
   return new MergedScan(
     plan.db,
@@ -182,6 +139,5 @@ export function scanPlan(
     f.until ?? Number.MAX_SAFE_INTEGER,
     firstChunk,
     order,
-    heads,
   );
 }

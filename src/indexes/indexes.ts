@@ -17,18 +17,11 @@ import { Arena, readU64, serialKey } from "../store/keys.ts";
 import { removalsAfter } from "../store/removals.ts";
 import { forEachIndexEntry } from "../store/store.ts";
 import type { BinDb, Store } from "../store/types.ts";
-import { Heads } from "./heads.ts";
 import type { IndexSnapshot, TailIndex, TailPart } from "./tail.ts";
 import { newTail, tailPart, viewTail } from "./tail.ts";
 
 /** A batch's arena for its entries' keys; it grows by this much when a large batch fills it. */
 const ARENA_BYTES = 64 * 1024;
-
-/**
- * Index entries kept between REQs (heads.ts): ~16 bytes each in arrays of numbers, plus each
- * range's key and record, a few MiB in all.
- */
-const HEAD_ENTRIES = 131_072;
 
 export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
   readonly name = INDEXES;
@@ -44,23 +37,6 @@ export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
   readonly eagerView = true;
   /** set by the runner that feeds this consumer */
   tail: Tail<TailIndex> = noTail;
-  /**
-   * The ranges' newest entries kept for REQs, while this process's runner applies the batches
-   * (and so says what each changes); undefined otherwise (another process applies them).
-   */
-  heads: Heads | undefined;
-  private readonly kept = new Heads(HEAD_ENTRIES);
-
-  /** Keeps ranges' heads from now on (true), or forgets them and stops (false). */
-  keepHeads(on: boolean): void {
-    this.kept.clear(readWatermark(this.s, INDEXES)?.gen ?? 0);
-    this.heads = on ? this.kept : undefined;
-  }
-
-  /** Batch `gen`'s apply is over (done or failed): the ranges it changes are read again. */
-  applied(v: TailIndex, gen: number): void {
-    this.heads?.forgetBatch(v, gen);
-  }
 
   constructor(private readonly s: Store) {
     attached.set(s, this);
@@ -75,8 +51,6 @@ export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
   }
 
   apply(s: Store, adds: readonly Prepared<NostrEvent>[], removes: readonly Prepared<NostrEvent>[]): void {
-    // Applied in this thread (a catch-up, consumers.thread false): nothing kept stays true.
-    this.heads?.clear();
     // Not the store's arena: lmdb-js copies the key of an asynchronous put or remove when it is
     // issued, but reads its value (the `created_at | serial` tail) from this buffer only when
     // its write thread performs the write. On the relay's thread (consumers.thread = false, the
@@ -89,7 +63,6 @@ export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
   }
 
   clear(s: Store): void {
-    this.heads?.clear();
     for (const db of [s.pubkey, s.kind, s.pubkind, s.tag, s.time]) db.clearSync();
   }
 
@@ -120,9 +93,6 @@ const attached = new WeakMap<Store, Indexes>();
  * from the log on disk: the events after the watermark and the removals after its own. With
  * no watermark nothing is known to be indexed, and every stored event comes from the log.
  */
-/** The heads kept for this store's REQs (heads.ts), when this process applies its indexes. */
-export const headsOf = (s: Store): Heads | undefined => attached.get(s)?.heads;
-
 export function indexSnapshot(s: Store): IndexSnapshot {
   const ix = attached.get(s);
   if (ix && ix.tail !== noTail) return ix.snapshot();

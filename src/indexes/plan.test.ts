@@ -5,7 +5,6 @@ import { join } from "node:path";
 import type { Filter } from "../nostr/filter.ts";
 import { hexBytes, kindBytes, pubkindPrefix, TIME_PREFIX, tagPrefix } from "../store/keys.ts";
 import { closeStore, openStore } from "../store/store.ts";
-import { rangeName } from "./heads.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
 
@@ -22,8 +21,7 @@ const B = "b".repeat(64);
 /** A plan with its database named, for comparing. */
 function described(p: Plan): Record<string, unknown> {
   if (p.type !== "scan") return p;
-  // The ranges' names (for the heads kept between REQs) have a test of their own.
-  const { db, names: _, ...rest } = p;
+  const { db, ...rest } = p;
   const dbs = {
     pubkind: store.pubkind,
     tag: store.tag,
@@ -117,38 +115,5 @@ describe("planFilter", () => {
     );
     expect(plan({ kinds: [1, 1, 3] })).toEqual(scan("kind", [kindBytes(1), kindBytes(3)], "none"));
     expect(plan({ since: 1, until: 9, limit: 3 })).toEqual(scan("time", [TIME_PREFIX], "none"));
-  });
-});
-
-describe("the ranges' names", () => {
-  test("each range is named as a batch's view names what it touches (heads.ts forgets them by it)", () => {
-    const names = (f: Filter) => {
-      const p = planFilter(store, f);
-      return p.type === "scan" ? p.names : [];
-    };
-    expect(names({ authors: [A, B], kinds: [1, 7] })).toEqual([
-      rangeName.pubkind(A, 1),
-      rangeName.pubkind(A, 7),
-      rangeName.pubkind(B, 1),
-      rangeName.pubkind(B, 7),
-    ]);
-    expect(names({ tags: [["t", ["nostr", "bun"]]] })).toEqual([
-      rangeName.tag("t nostr"),
-      rangeName.tag("t bun"),
-    ]);
-    expect(names({ tags: [["e", [A]]], kinds: [1] })).toEqual([rangeName.tag(`e ${A}`)]);
-    expect(names({ authors: [B] })).toEqual([rangeName.pubkey(B)]);
-    expect(names({ kinds: [0, 3] })).toEqual([rangeName.kind(0), rangeName.kind(3)]);
-    expect(names({ since: 5 })).toEqual([rangeName.time()]);
-    // Distinct ranges have distinct names.
-    const all = [
-      rangeName.pubkey(A),
-      rangeName.pubkind(A, 1),
-      rangeName.kind(1),
-      rangeName.time(),
-      rangeName.tag(`p ${A}`),
-      rangeName.tag("t 1"),
-    ].map((r) => `${r.at}/${r.n}`);
-    expect(new Set(all).size).toBe(all.length);
   });
 });

@@ -4,8 +4,6 @@
 import type { Filter } from "../nostr/filter.ts";
 import { hexBytes, kindBytes, pubkindPrefix, TIME_PREFIX, tagPrefix } from "../store/keys.ts";
 import type { BinDb, Store } from "../store/types.ts";
-import type { RangeName } from "./heads.ts";
-import { rangeName } from "./heads.ts";
 
 export type Plan =
   | { type: "empty" }
@@ -15,8 +13,6 @@ export type Plan =
       index: IndexName;
       db: BinDb;
       prefixes: Buffer[];
-      /** each prefix's range as heads.ts names it */
-      names: RangeName[];
       /** some condition is not guaranteed by the index */
       needsCheck: boolean;
       /** what is left to check: only kinds/authors (read from the stored JSON without parsing), or more */
@@ -43,19 +39,15 @@ export function planFilter(s: Store, f: Filter): Plan {
 
   if (authors && kinds && authors.length * kinds.length <= MAX_PAIRS) {
     const prefixes: Buffer[] = [];
-    const names: RangeName[] = [];
     for (const a of authors) {
       const pk = hexBytes(a);
-      for (const k of kinds) {
-        prefixes.push(pubkindPrefix(pk, k));
-        names.push(rangeName.pubkind(a, k));
-      }
+      for (const k of kinds) prefixes.push(pubkindPrefix(pk, k));
     }
-    return scan("pubkind", s.pubkind, prefixes, names, tagCount > 0 ? "full" : "none");
+    return scan("pubkind", s.pubkind, prefixes, tagCount > 0 ? "full" : "none");
   }
   if (f.tags) {
     // The tag condition with the fewest values whose values all fit in the index.
-    let best: { prefixes: Buffer[]; names: RangeName[]; n: number } | undefined;
+    let best: { prefixes: Buffer[]; n: number } | undefined;
     for (const [letter, values] of f.tags) {
       const uniq = [...new Set(values)];
       const prefixes: Buffer[] = [];
@@ -65,38 +57,19 @@ export function planFilter(s: Store, f: Filter): Plan {
         prefixes.push(p);
       }
       if (prefixes.length === uniq.length && (!best || uniq.length < best.n))
-        best = { prefixes, names: uniq.map((v) => rangeName.tag(`${letter} ${v}`)), n: uniq.length };
+        best = { prefixes, n: uniq.length };
     }
     if (best) {
       const residual = tagCount > 1 ? "full" : authors !== undefined || kinds !== undefined ? "fast" : "none";
-      return scan("tag", s.tag, best.prefixes, best.names, residual);
+      return scan("tag", s.tag, best.prefixes, residual);
     }
   }
   if (authors)
-    return scan(
-      "pubkey",
-      s.pubkey,
-      authors.map(hexBytes),
-      authors.map(rangeName.pubkey),
-      tagCount > 0 ? "full" : kinds ? "fast" : "none",
-    );
-  if (kinds)
-    return scan(
-      "kind",
-      s.kind,
-      kinds.map(kindBytes),
-      kinds.map(rangeName.kind),
-      tagCount > 0 ? "full" : "none",
-    );
-  return scan("time", s.time, [TIME_PREFIX], [rangeName.time()], tagCount > 0 ? "full" : "none");
+    return scan("pubkey", s.pubkey, authors.map(hexBytes), tagCount > 0 ? "full" : kinds ? "fast" : "none");
+  if (kinds) return scan("kind", s.kind, kinds.map(kindBytes), tagCount > 0 ? "full" : "none");
+  return scan("time", s.time, [TIME_PREFIX], tagCount > 0 ? "full" : "none");
 }
 
-function scan(
-  index: IndexName,
-  db: BinDb,
-  prefixes: Buffer[],
-  names: RangeName[],
-  residual: "none" | "fast" | "full",
-): Plan {
-  return { type: "scan", index, db, prefixes, names, needsCheck: residual !== "none", residual };
+function scan(index: IndexName, db: BinDb, prefixes: Buffer[], residual: "none" | "fast" | "full"): Plan {
+  return { type: "scan", index, db, prefixes, needsCheck: residual !== "none", residual };
 }

@@ -6,15 +6,11 @@ import { STORED_ID_OFFSET, STORED_PUBKEY_OFFSET, storedCreatedAt, storedKind } f
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
-import { readWatermark } from "../store/consumer.ts";
-import { INDEXES } from "../store/index-db.ts";
 import { hexBytes, readU64, serialProbe } from "../store/keys.ts";
 import { readEvent } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
-import type { KeptHeads } from "./cursor.ts";
 import { scanPlan } from "./cursor.ts";
-import type { RangeName } from "./heads.ts";
-import { headsOf, indexSnapshot } from "./indexes.ts";
+import { indexSnapshot } from "./indexes.ts";
 import { countByKeys } from "./key-count.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
@@ -289,7 +285,7 @@ async function runFilter(
     }
     return firstByNewest(s, hits, limit, o.frame);
   }
-  const scan = scanPlan(plan, f, Math.min(limit + 1, 256), "newest", keptHeads(s, plan.names));
+  const scan = scanPlan(plan, f, Math.min(limit + 1, 256));
   const fast = plan.residual === "fast";
   // What is left after a check on the bytes: the full match (on the text), or nothing but the
   // reader's access rule (read on the bytes, see refusedOnBytes).
@@ -330,16 +326,6 @@ async function runFilter(
   // included), so the union with the tail's matches, cut at `limit`, is the NIP-01 answer.
   const tail = tailHits(f, snap, o);
   return firstByNewest(s, tail.length === 0 ? hits : hits.concat(tail), limit, o.frame);
-}
-
-/**
- * The heads kept for this store's REQs, with the batch number of the read transaction the scan
- * starts in (the watermark read here, in the same turn as the scan's first reads).
- */
-function keptHeads(s: Store, names: readonly RangeName[]): KeptHeads | undefined {
-  const heads = headsOf(s);
-  if (!heads) return undefined;
-  return { heads, names, gen: readWatermark(s, INDEXES)?.gen ?? 0 };
 }
 
 /** What an `ids` filter leaves to check on each event besides since and until. */

@@ -234,19 +234,6 @@ export function renderMetrics(ctx: RelayContext): string {
   x.metric("relay_reads_deferred_total", "counter", "REQs and COUNTs that waited for a later turn.", [
     [{}, ctx.reads.deferred],
   ]);
-  const heads = ctx.consumers.indexes.heads;
-  x.metric(
-    "relay_index_heads_total",
-    "counter",
-    "First reads of an index range by a REQ: served from the ranges' newest entries kept between REQs (hit) or read from disk (miss).",
-    [
-      [{ result: "hit" }, heads?.hits ?? 0],
-      [{ result: "miss" }, heads?.misses ?? 0],
-    ],
-  );
-  x.metric("relay_index_heads_ranges", "gauge", "Index ranges whose newest entries are kept between REQs.", [
-    [{}, heads?.size ?? 0],
-  ]);
   x.metric(
     "relay_search_answers_total",
     "counter",

@@ -64,11 +64,6 @@ export interface Consumer<P = unknown, V = unknown, Q = P> {
    * `prepareView` (else `prepare`) gave.
    */
   view(v: V, d: Prepared<Q>, sign: 1 | -1, removal: boolean): void;
-  /**
-   * Told on the runner's thread, with batch `gen`'s view, once its apply is over (done or
-   * failed); for readers that keep what they read between reads (indexes/heads.ts).
-   */
-  applied?(v: V, gen: number): void;
 }
 
 /** How far a consumer's entries on disk go. */
