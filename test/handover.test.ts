@@ -9,6 +9,15 @@ import { cleanup, newKey, RawClient, signed, tempDir } from "./harness.ts";
 import type { Served, Spawned } from "./procs.ts";
 import { cli, cliSync, listen, metric, spawnCli, stop, until } from "./procs.ts";
 
+/** Linux's net.ipv4.tcp_migrate_req: a closing listener's queued handshakes go to another. */
+function kernelMovesHandshakes(): boolean {
+  try {
+    return readFileSync("/proc/sys/net/ipv4/tcp_migrate_req", "latin1").trim() === "1";
+  } catch {
+    return false;
+  }
+}
+
 type Ev = ReturnType<typeof signed>;
 
 /** A port nothing listens on now (the relays share a fixed one). */
@@ -189,7 +198,10 @@ describe("serve --takeover", () => {
     clearInterval(connector);
     await Promise.all(attempts);
     const sent = [...pub.stop(), ...latePubs.flatMap((p) => p.stop())];
-    expect(failures).toEqual([]);
+    // Without the kernel moving the old listener's last handshakes to the new one, one that
+    // completes in the instant of the close is reset (docs/operations.md): at most that one.
+    if (kernelMovesHandshakes()) expect(failures).toEqual([]);
+    else expect(failures.length).toBeLessThanOrEqual(1);
     expect(attempts.length).toBeGreaterThan(50);
     expect(latePubs.length).toBeGreaterThan(3);
 
