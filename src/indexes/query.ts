@@ -9,6 +9,7 @@ import { matchFilter } from "../nostr/filter.ts";
 import { hexBytes, readU64, serialProbe } from "../store/keys.ts";
 import { readEvent } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
+import { eventFrame } from "../wire/frames.ts";
 import { scanPlan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
 import { countByKeys } from "./key-count.ts";
@@ -201,12 +202,11 @@ function refusedOnBytes(b: Buffer, o: QueryOptions): boolean {
 
 /** The answer for stored JSON already decoded (matched on its text, or not yet indexed). */
 const answerOfText = (json: string, fp: FramePrefix | undefined): string =>
-  fp ? `${fp.text}${json}]` : json;
+  fp ? eventFrame(fp.text, json) : json;
 
 /** Where the id starts in an answer. */
 const idAt = (fp: FramePrefix | undefined): number => STORED_ID_OFFSET + (fp ? fp.text.length : 0);
-const idBytes = (b: Buffer | undefined): string | undefined =>
-  b?.toString("latin1", STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
+const idBytes = (b: Buffer): string => b.toString("latin1", STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
 
 /**
  * Lets the event loop run other work (frames, writes, other readers) before a long read goes on:
@@ -226,9 +226,10 @@ const load = readEvent;
  */
 function tailHits(f: Filter, snap: IndexSnapshot, o: QueryOptions): Hit[] {
   const out: Hit[] = [];
+  const at = idAt(o.frame);
   for (const [serial, e] of tailMatches(snap, f)) {
     if (serial > o.hwm || o.hidden?.(serial) || (o.allow && !o.allow(e.json))) continue;
-    out.push({ time: e.created_at, serial, json: answerOfText(e.json, o.frame), at: idAt(o.frame) });
+    out.push({ time: e.created_at, serial, json: answerOfText(e.json, o.frame), at });
   }
   return out;
 }
@@ -262,6 +263,7 @@ async function runFilter(
 ): Promise<SearchHit[] | undefined> {
   if (plan.type === "empty" || limit === 0) return [];
   const hits: Hit[] = [];
+  const at = idAt(o.frame);
   if (plan.type === "ids") {
     const residual = idsResidual(f);
     for (const id of plan.ids) {
@@ -276,12 +278,12 @@ async function runFilter(
       if (residual === "fast" && !passesFast(f, b)) continue;
       const rest = residual === "fast" ? "none" : residual;
       if (rest === "none") {
-        if (!refusedOnBytes(b, o)) hits.push({ time, serial, json: answerOf(b, o.frame), at: idAt(o.frame) });
+        if (!refusedOnBytes(b, o)) hits.push({ time, serial, json: answerOf(b, o.frame), at });
         continue;
       }
       const json = text(b);
       if (!admits(f, json, o, rest)) continue;
-      hits.push({ time, serial, json: answerOfText(json, o.frame), at: idAt(o.frame) });
+      hits.push({ time, serial, json: answerOfText(json, o.frame), at });
     }
     return firstByNewest(s, hits, limit, o.frame);
   }
@@ -292,7 +294,6 @@ async function runFilter(
   const rest = fast ? "none" : plan.residual;
   const decodeAlways = rest !== "none";
   const knownKinds = fast ? kindsSeen(s) : undefined;
-  const at = idAt(o.frame);
   let lastSerial = -1;
   let cutTime = -1;
   let sinceYield = 0;
@@ -402,11 +403,13 @@ export async function countQuery(
       if (k.serial > o.hwm || k.serial > snap.through || seen.has(k.serial) || o.hidden?.(k.serial)) continue;
       // Counted on keys alone, an event removed since its entries were written must be left out.
       if (removedIn(snap, k.serial)) continue;
-      if (plan.residual === "fast" && !o.allow) {
-        if (fastCandidate(s, f, k.serial, knownKinds) === undefined) continue;
-      } else if (plan.needsCheck || o.allow) {
+      if (plan.residual === "full") {
         const json = load(s, k.serial);
-        if (json === undefined || !admits(f, json, o, plan.residual)) continue;
+        if (json === undefined || !admits(f, json, o, "full")) continue;
+      } else if (plan.residual === "fast" || o.allow) {
+        // Kinds, authors and the reader's access rule, read on the stored bytes as a REQ does.
+        const b = plan.residual === "fast" ? fastCandidate(s, f, k.serial, knownKinds) : bytesOf(s, k.serial);
+        if (b === undefined || refusedOnBytes(b, o)) continue;
       }
       seen.add(k.serial);
     }
