@@ -9,7 +9,8 @@ import { matchFilter } from "../nostr/filter.ts";
 import { hexBytes, readU64, serialProbe } from "../store/keys.ts";
 import { readEvent } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
-import { eventFrame } from "../wire/frames.ts";
+import type { FramePrefix } from "./answer.ts";
+import { answerOf, answerOfText, idAt, text } from "./answer.ts";
 import { scanPlan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
 import { countByKeys } from "./key-count.ts";
@@ -26,12 +27,6 @@ export interface SearchHit {
   json: string;
   /** where the id starts in `json` (STORED_ID_OFFSET when absent) */
   at?: number;
-}
-
-/** The start of a subscription's EVENT frames, as text and as UTF-8. */
-export interface FramePrefix {
-  text: string;
-  bytes: Buffer;
 }
 
 /** NIP-50 search over the store, provided by the search consumer (registered by the relay). */
@@ -171,24 +166,6 @@ function fastCandidate(s: Store, f: Filter, serial: number, seen: Map<number, nu
 
 /** A stored record's bytes: a view of lmdb-js's shared buffer, valid until the next read. */
 const bytesOf = (s: Store, serial: number): Buffer | undefined => s.events.getBinaryFast(serialProbe(serial));
-// lmdb-js sets `length` on its shared buffer to the value's size: decode that much, not the buffer.
-const text = (b: Buffer): string => b.toString("utf8", 0, b.length);
-
-let scratch = Buffer.allocUnsafe(64 * 1024);
-const CLOSE_BRACKET = 0x5d;
-
-/** The answer for a stored record: its JSON, or its whole frame (one copy, one decode). */
-function answerOf(b: Buffer, fp: FramePrefix | undefined): string {
-  if (!fp) return text(b);
-  const n = b.length;
-  const p = fp.bytes.length;
-  const size = p + n + 1;
-  if (size > scratch.length) scratch = Buffer.allocUnsafe(Math.max(size, scratch.length * 2));
-  scratch.set(fp.bytes, 0);
-  b.copy(scratch, p, 0, n);
-  scratch[p + n] = CLOSE_BRACKET;
-  return scratch.toString("utf8", 0, size);
-}
 
 /**
  * The reader's access rule on a stored record's bytes: it can only refuse restricted kinds (DMs,
@@ -200,12 +177,6 @@ function refusedOnBytes(b: Buffer, o: QueryOptions): boolean {
   return !o.allow(text(b));
 }
 
-/** The answer for stored JSON already decoded (matched on its text, or not yet indexed). */
-const answerOfText = (json: string, fp: FramePrefix | undefined): string =>
-  fp ? eventFrame(fp.text, json) : json;
-
-/** Where the id starts in an answer. */
-const idAt = (fp: FramePrefix | undefined): number => STORED_ID_OFFSET + (fp ? fp.text.length : 0);
 const idBytes = (b: Buffer): string => b.toString("latin1", STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
 
 /**
