@@ -46,3 +46,30 @@ test("lmdb-js reports commits of the log visible before they resolve, and a read
   // mean the hook is dead.
   expect(early).toBeGreaterThan(0);
 });
+
+test("a watch ended with its commit reads nothing at another transaction's report", async () => {
+  const v = visibilityOf(store.env);
+  const key = Buffer.from("visible-ended");
+  let checked = 0;
+  let ran = 0;
+  let unwatch = (): void => {};
+  await store.env.transaction(() => {
+    store.meta.put(key, Buffer.from([1]));
+    // Never seen to hold, so the watch outlives its commit unless it is ended (as when the
+    // report comes after the resolution).
+    unwatch = v.whenVisible(
+      () => ran++,
+      () => {
+        checked++;
+        return false;
+      },
+    );
+  });
+  unwatch();
+  const c = checked;
+  // Another transaction on the log (the consumers trim the removal log so): its report finds
+  // no watch, so it neither reads (as when it comes while the store closes) nor publishes.
+  for (let i = 0; i < 5; i++) await store.env.transaction(() => store.meta.put(key, Buffer.from([2 + i])));
+  expect(checked).toBe(c);
+  expect(ran).toBe(0);
+});

@@ -35,8 +35,11 @@ export interface Visibility {
    * Called at the end of a transaction's body: at the next report that a commit is visible
    * after which `visible()` holds (read with a fresh read transaction), `then` runs. It may
    * never run (the commit's resolution came first); the log has one transaction in flight.
+   * The returned function ends the watch: call it once the commit has resolved or failed, so
+   * that a report of another transaction on the log (the consumers' trims of the removal log),
+   * or one that arrives while the store closes, reads nothing.
    */
-  whenVisible(then: () => void, visible: () => boolean): void;
+  whenVisible(then: () => void, visible: () => boolean): () => void;
 }
 
 const hooks = new WeakMap<RootDatabase, Visibility>();
@@ -55,7 +58,8 @@ function watch(env: RootDatabase): Visibility {
   const native = (env as unknown as { env?: NativeEnv }).env;
   const start = native?.startWriting;
   let waiting: { then: () => void; visible: () => boolean } | undefined;
-  if (!native || typeof start !== "function") return { hooked: false, whenVisible: () => {} };
+  const unhooked: Visibility = { hooked: false, whenVisible: () => () => {} };
+  if (!native || typeof start !== "function") return unhooked;
   const reported = (): void => {
     if (!waiting) return;
     // lmdb-js keeps a read transaction until a timer of its own fires: take a fresh one, for
@@ -79,12 +83,16 @@ function watch(env: RootDatabase): Visibility {
   try {
     Object.defineProperty(native, "startWriting", { value: hooked, writable: true, configurable: true });
   } catch {
-    return { hooked: false, whenVisible: () => {} };
+    return unhooked;
   }
   return {
     hooked: true,
     whenVisible: (then, visible) => {
-      waiting = { then, visible };
+      const w = { then, visible };
+      waiting = w;
+      return () => {
+        if (waiting === w) waiting = undefined;
+      };
     },
   };
 }

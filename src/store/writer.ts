@@ -300,6 +300,7 @@ export class Writer {
           // promise resolves; durable (and answered) after it and syncLog, below.
           let shown!: () => void;
           const visible = new Promise<void>((r) => (shown = r));
+          let unwatch = noop;
           commit = commitTxn(s, (before) => {
             s.arena.reset();
             s.removedInTxn = [];
@@ -327,12 +328,17 @@ export class Writer {
               s.removedInTxn = [];
               // Published early only once a fresh read sees this transaction's marks.
               const through = { serial: s.lastSerial, removal: s.lastRemoval };
-              this.visibility.whenVisible(shown, () => {
+              unwatch = this.visibility.whenVisible(shown, () => {
                 const h = readHighWater(s);
                 return h.serial >= through.serial && h.removal >= through.removal;
               });
             }
           });
+          // Its watch ends with it (resolved or failed): a later report is another transaction's.
+          commit.then(
+            () => unwatch(),
+            () => unwatch(),
+          );
           // A commit that fails before it is visible fails here; one that fails after it (its
           // sync) fails its OKs through onDisk below.
           await Promise.race([commit, visible]);
