@@ -19,6 +19,7 @@ import { ReadTurns } from "./ingest/read-turns.ts";
 import { configureLog, log } from "./log.ts";
 import { Moderation } from "./manage/moderation.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
+import { runByAnotherProgram } from "./platform.ts";
 import { Pruner } from "./retention/pruner.ts";
 import { matchSearch } from "./search/match.ts";
 import { stopWhenQueueEmpty } from "./server/accept-queue.ts";
@@ -109,7 +110,11 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
     libraryPath: config["verify.libraryPath"] || undefined,
     batchSize: config["verify.batchSize"],
   });
-  const store = openStore(config.data, { mapSizeGb: config["store.mapSizeGb"] });
+  // The derived environment through a writable map (store.ts, preallocate.ts), natively on
+  // Linux: under an emulator (qemu-user, the release's smoke tests) read-only maps of a fixed
+  // size are what is known to work (map-size.ts).
+  const writeMap = process.platform === "linux" && runByAnotherProgram() === undefined;
+  const store = openStore(config.data, { mapSizeGb: config["store.mapSizeGb"], writeMap });
   const consumers = openConsumers(store, config, {
     thread: config["consumers.thread"],
     log: (line) => log.info(line),

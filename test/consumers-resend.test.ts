@@ -1,11 +1,11 @@
-// A generation can reach the consumers again after part of it is on disk: the runner sends a
-// failed generation again, and by then the consumers of its transaction may have committed it
-// (only the REQ indexes' commit failed). Each consumer must apply a generation once: counters
-// applied twice would count twice.
+// A generation can reach the consumers again after it is on disk: the runner sends a generation
+// again when it heard of no success (a failure, or a thread that died after its commit), and
+// applies it in its own thread from then on. Each consumer must apply a generation once:
+// counters applied twice would count twice.
 import { expect, test } from "bun:test";
 import { loadConfig } from "../src/config/load.ts";
 import type { GenPayload } from "../src/consumers/apply.ts";
-import { applyShares, shares, ThreadApplier } from "../src/consumers/apply.ts";
+import { applyGeneration, ThreadApplier } from "../src/consumers/apply.ts";
 import type { Consumers } from "../src/consumers/registry.ts";
 import { openConsumers } from "../src/consumers/registry.ts";
 import type { EngagementCounters } from "../src/engagement/counters.ts";
@@ -68,15 +68,11 @@ async function onDisk(s: Store, d: Consumers, counters: EngagementCounters, note
 }
 
 test("a generation applied twice in this thread counts once", async () => {
-  const { s, d, note, events, serials, payload, counters } = await stored("here");
+  const { s, d, note, payload, counters } = await stored("here");
   cleanup(() => closeStore(s));
   const cs = d.runner.consumers;
-  const ready = shares(cs, (i) => ({
-    adds: events.map((e, k) => ({ serial: serials[k]!, p: cs[i]!.prepare(e) })),
-    removes: [],
-  }));
-  await applyShares(s, cs, payload(), ready, true);
-  await applyShares(s, cs, payload(), ready, true);
+  await applyGeneration(s, cs, payload());
+  await applyGeneration(s, cs, payload());
   const got = await onDisk(s, d, counters, note);
   expect(got.likes).toBe(3);
   expect(got.reactions!.length).toBe(3);

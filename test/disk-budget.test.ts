@@ -17,11 +17,15 @@ import { metric, until } from "./procs.ts";
 const MIB = 2 ** 20;
 const gb = (bytes: number): string => String(bytes / 2 ** 30);
 
-/** Bytes of every file under `dir` (data.mdb, derived/data.mdb, the lock files). */
+/**
+ * Disk every file under `dir` takes (data.mdb, derived/data.mdb, the lock files): their blocks,
+ * not their lengths. The relay's derived/data.mdb is as long as its memory map, a sparse file
+ * (store/preallocate.ts); `du` counts the same.
+ */
 function dirBytes(dir: string): number {
   let n = 0;
   for (const f of readdirSync(dir, { withFileTypes: true }))
-    n += f.isDirectory() ? dirBytes(join(dir, f.name)) : statSync(join(dir, f.name)).size;
+    n += f.isDirectory() ? dirBytes(join(dir, f.name)) : statSync(join(dir, f.name)).blocks * 512;
   return n;
 }
 

@@ -21,7 +21,8 @@
 // per event, and the relay's CPU per event lower in five alternating pairs out of five (median
 // 172 -> 167 µs). It only delays compiling: a long-running relay ends with the same code.
 import type { Config } from "../config/schema.ts";
-import { ownCommandLine, runByAnotherProgram } from "../handover/command-line.ts";
+import { ownCommandLine } from "../handover/command-line.ts";
+import { runByAnotherProgram } from "../platform.ts";
 
 // BUN_JSC_forceRAMSize (`process.gcRamMb`, unset by default): JavaScriptCore lets a heap grow in
 // proportion to the memory it sees (the machine's, or its memory cgroup's) before collecting. On

@@ -1,12 +1,12 @@
 // Bringing the consumers up to the log on disk at start-up (the relay, before its writer starts)
 // and in the data commands: each consumer resumes from its watermark, or is rebuilt from the
 // whole log when its entries are missing, of another version, or of another log.
-import type { Consumer, Prepared, Watermark } from "../store/consumer.ts";
+import type { Batch, Consumer, Watermark } from "../store/consumer.ts";
 import { readWatermark, writeWatermark } from "../store/consumer.ts";
 import { removalsAfter, trimRemovals } from "../store/removals.ts";
 import type { HighWater } from "../store/serials.ts";
 import { currentHighWater } from "../store/serials.ts";
-import { replayStored } from "../store/store.ts";
+import { derivedWrite, replayStored } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
 
 /** Progress of a long catch-up: events of `total` read so far for consumer `name`. */
@@ -41,7 +41,7 @@ export function catchUp(
         serial: high.serial,
         removal: high.removal,
       };
-      s.derived.transactionSync(() => writeWatermark(s, c.name, adopted));
+      derivedWrite(s, () => writeWatermark(s, c.name, adopted), true);
       w = adopted;
     }
     // A watermark past the log's high-water marks belongs to another log (a data.mdb restored
@@ -54,10 +54,14 @@ export function catchUp(
     const started = performance.now();
     if (rebuild) {
       const fresh: Watermark = { version: c.version, gen: w?.gen ?? 0, serial: 0, removal: high.removal };
-      s.derived.transactionSync(() => {
-        c.clear(s);
-        writeWatermark(s, c.name, fresh);
-      });
+      derivedWrite(
+        s,
+        () => {
+          c.clear(s);
+          writeWatermark(s, c.name, fresh);
+        },
+        true,
+      );
       w = fresh;
     }
     const events = replay(s, c, w!, high, batch, progress);
@@ -81,18 +85,22 @@ function replay(
   batch: number,
   progress?: Progress,
 ): number {
-  const removes: Prepared<unknown>[] = [];
+  // Up to date: no write transaction at all (a relay starting on a full disk starts, and says
+  // so when it has something to write).
+  if (w.serial >= high.serial && w.removal >= high.removal) return 0;
+  let b: Batch | undefined;
+  // In each write transaction of replayStored, its own batch (opened with the first event).
+  const open = (): Batch => {
+    b ??= c.batch(s);
+    return b;
+  };
   // A removal undoes an event only if an earlier batch applied it; an event removed before its
-  // batch was applied has no body left, so it is not applied either.
-  for (const r of removalsAfter(s.removals, w.removal)) {
-    if (r.seq > high.removal) break;
-    if (r.serial <= w.serial) {
-      const p = c.prepare(r.event);
-      if (p !== null) removes.push({ serial: r.serial, p });
-    }
-  }
+  // batch was applied has no body left, so it is not applied either. They go with the first
+  // batch of stored events.
+  const removes = [...removalsAfter(s.removals, w.removal)].filter(
+    (r) => r.seq <= high.removal && r.serial <= w.serial,
+  );
   const total = high.serial - w.serial;
-  let adds: Prepared<unknown>[] = [];
   let through = w.serial;
   // The last batch covers the marks even when the newest events were removed since.
   let read = 0;
@@ -102,16 +110,17 @@ function replay(
     high.serial,
     batch,
     (e, serial) => {
+      if (read === 0) for (const r of removes.splice(0)) open().add(r.event, r.serial, -1);
       through = serial;
       read++;
-      const p = c.prepare(e);
-      if (p !== null) adds.push({ serial, p });
+      open().add(e, serial, 1);
     },
     () => {
       const last = read < batch;
       read = 0;
-      c.apply(s, adds, removes.splice(0));
-      adds = [];
+      for (const r of removes.splice(0)) open().add(r.event, r.serial, -1);
+      b?.write();
+      b = undefined;
       writeWatermark(s, c.name, { ...w, serial: last ? high.serial : through, removal: high.removal });
     },
     (n) => progress?.(c.name, n, total),

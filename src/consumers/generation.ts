@@ -2,19 +2,22 @@
 // applied it (what the writer committed and removed, in commit order), and each consumer's view
 // of it, which readers add to what the consumer's entries hold.
 //
-// A generation keeps each event's stored JSON, not the parsed event: the parsed form of a
-// contact list naming 150 pubkeys is ~20 KiB against its 6 KiB of JSON, and held for every
-// waiting event it was most of the relay's anonymous memory during a long burst. A view is
-// built from the JSON when a reader first asks for it (parsed once per consumer), except for a
-// consumer that wants its view at once (`eagerView`: the REQ indexes, read by every REQ), which
-// builds it at commit from the event the writer already parsed.
+// A generation keeps each event's serial, not its JSON or the parsed event: the log holds the
+// bodies, and a generation held whole was up to the backlog's bound of strings on the main
+// thread (48 MiB), the parsed form of a contact list naming 150 pubkeys ~20 KiB against its 6 KiB
+// of JSON. A view is built from the log when a reader first asks for it (each event read and
+// parsed once per consumer), except for a consumer that wants its view at once (`eagerView`: the
+// REQ indexes, read by every REQ), which builds it at commit from the event the writer parsed.
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Consumer } from "../store/consumer.ts";
+import { committedJson, removalRecord } from "../store/store.ts";
+import type { Store } from "../store/types.ts";
 import type { GenPayload } from "./apply.ts";
 
 export interface Item {
   serial: number;
-  json: string;
+  /** its stored JSON's length (the backlog's bound counts it) */
+  bytes: number;
   dropped: boolean;
   /** its position in the generation's adds */
   at: number;
@@ -23,7 +26,6 @@ export interface Item {
 export interface RemovedItem {
   seq: number;
   serial: number;
-  json: string;
 }
 
 /** One batch of the log, from the end of the previous one to `maxSerial` / `maxSeq`. */
@@ -76,31 +78,36 @@ export class Gen {
   }
 }
 
-/** What consumer `c`'s view holds of an event (its `prepareView`, else what it applies). */
+/** What consumer `c`'s view holds of an event (its `prepareView`, else what it prepares). */
 export function viewPart(c: Consumer, e: NostrEvent, json: string): unknown {
   return c.prepareView ? c.prepareView(e, json) : c.prepare(e);
 }
 
-/** What consumer `c`'s view holds of an item, from its stored JSON. */
-const partOf = (c: Consumer, it: Item | RemovedItem): unknown =>
-  viewPart(c, JSON.parse(it.json) as NostrEvent, it.json);
+/** What consumer `c`'s view holds of a stored event or of a removal record, read from the log. */
+function partOf(c: Consumer, json: string): unknown {
+  return viewPart(c, JSON.parse(json) as NostrEvent, json);
+}
 
-/** Counts an item that was added and is now dropped back out of a view that holds it. */
-export function unview(consumers: readonly Consumer[], g: Gen, it: Item): void {
+/**
+ * Counts an item that was added and is now dropped back out of a view that holds it: `e` and
+ * `json` are the removed event's (its body has just left the log).
+ */
+export function unview(consumers: readonly Consumer[], g: Gen, it: Item, e: NostrEvent, json: string): void {
   for (let i = 0; i < consumers.length; i++) {
     if (g.views[i] === undefined || it.at >= g.addsSeen[i]!) continue;
-    const p = partOf(consumers[i]!, it);
+    const p = viewPart(consumers[i]!, e, json);
     if (p !== null) consumers[i]!.view(g.views[i], { serial: it.serial, p }, -1, false);
   }
 }
 
 /**
- * Consumer i's view of a generation, brought up to its latest items. A listener that reads
- * the views while this one is being built (the trending window asking the counters for a
- * note's counts) gets it as built so far: the outer call goes on with the rest, where a
- * nested one would recurse once per item (a stack overflow on a batch of thousands).
+ * Consumer i's view of a generation, brought up to its latest items, reading the events it has
+ * not seen from the log of `s`. A listener that reads the views while this one is being built
+ * (the trending window asking the counters for a note's counts) gets it as built so far: the
+ * outer call goes on with the rest, where a nested one would recurse once per item (a stack
+ * overflow on a batch of thousands).
  */
-export function viewOf(consumers: readonly Consumer[], g: Gen, i: number): unknown {
+export function viewOf(s: Store, consumers: readonly Consumer[], g: Gen, i: number): unknown {
   const c = consumers[i]!;
   g.views[i] ??= c.newView();
   const v = g.views[i];
@@ -110,12 +117,12 @@ export function viewOf(consumers: readonly Consumer[], g: Gen, i: number): unkno
     while (g.addsSeen[i]! < g.adds.length) {
       const a = g.adds[g.addsSeen[i]!++]!;
       if (a.dropped) continue;
-      const p = partOf(c, a);
+      const p = partOf(c, committedJson(s, a.serial, g.maxSeq));
       if (p !== null) c.view(v, { serial: a.serial, p }, 1, false);
     }
     while (g.removesSeen[i]! < g.removes.length) {
       const r = g.removes[g.removesSeen[i]!++]!;
-      const p = partOf(c, r);
+      const p = partOf(c, removalRecord(s, r.seq).json);
       if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
     }
   } finally {
@@ -126,15 +133,15 @@ export function viewOf(consumers: readonly Consumer[], g: Gen, i: number): unkno
 
 /**
  * Brings an eager consumer's view up to date with the items just added, from the events the
- * writer parsed (`events[k]` is the event of the k-th new add, `removed[k]` of the k-th new
- * removal): no parse at all.
+ * writer parsed (`events[k]` and `jsons[k]` are the k-th new add's, `removed[k]` and
+ * `removedJsons[k]` the k-th new removal's): no read, no parse.
  */
 export function viewNow(
   c: Consumer,
   g: Gen,
   i: number,
-  events: readonly NostrEvent[],
-  removed: readonly NostrEvent[],
+  events: readonly { event: NostrEvent; json: string }[],
+  removed: readonly { event: NostrEvent; json: string }[],
 ): void {
   g.views[i] ??= c.newView();
   const v = g.views[i];
@@ -143,13 +150,14 @@ export function viewNow(
     const a = g.adds[g.addsSeen[i]!++]!;
     const e = events[k++]!;
     if (a.dropped) continue;
-    const p = viewPart(c, e, a.json);
+    const p = viewPart(c, e.event, e.json);
     if (p !== null) c.view(v, { serial: a.serial, p }, 1, false);
   }
   k = 0;
   while (g.removesSeen[i]! < g.removes.length) {
     const r = g.removes[g.removesSeen[i]!++]!;
-    const p = viewPart(c, removed[k++]!, r.json);
+    const e = removed[k++]!;
+    const p = viewPart(c, e.event, e.json);
     if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
   }
 }

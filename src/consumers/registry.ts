@@ -129,7 +129,7 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
     new ThreadApplier(
       store.path,
       consumers.map((c) => c.name),
-      config["store.mapSizeGb"],
+      { mapSizeGb: config["store.mapSizeGb"], writeMap: store.room !== undefined },
     );
   let thread = o.thread ? newThread() : undefined;
   const runner = new ConsumerRunner(store, consumers, {

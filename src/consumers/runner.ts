@@ -14,7 +14,6 @@
 // the number of distinct keys per commit. A batch of thousands of events writes each search
 // token, counter or index page once instead of once per event.
 import { join } from "node:path";
-import type { NostrEvent } from "../nostr/event.ts";
 import type { Consumer, Tail, Watermark } from "../store/consumer.ts";
 import { commitCause, FullState, fullReason } from "../store/full.ts";
 import type { Removal } from "../store/removals.ts";
@@ -122,8 +121,9 @@ export class ConsumerRunner {
     return {
       views: (w: Watermark | undefined) => {
         const out: V[] = [];
-        for (const g of this.sealed) if (!w || g.n > w.gen) out.push(viewOf(this.consumers, g, i) as V);
-        if (!w || this.open.n > w.gen) out.push(viewOf(this.consumers, this.open, i) as V);
+        for (const g of this.sealed)
+          if (!w || g.n > w.gen) out.push(viewOf(this.store, this.consumers, g, i) as V);
+        if (!w || this.open.n > w.gen) out.push(viewOf(this.store, this.consumers, this.open, i) as V);
         return out;
       },
     };
@@ -163,15 +163,15 @@ export class ConsumerRunner {
       for (const r of removed) c.hear(r.event, r.serial, -1);
     }
     for (const c of stored) {
-      const item: Item = { serial: c.serial, json: c.json, dropped: false, at: g.adds.length };
+      const item: Item = { serial: c.serial, bytes: c.json.length, dropped: false, at: g.adds.length };
       g.adds.push(item);
       g.bySerial.set(c.serial, item);
       g.live++;
-      g.bytes += c.json.length;
+      g.bytes += item.bytes;
       g.weight += 1 + c.event.tags.length;
       if (c.serial > g.maxSerial) g.maxSerial = c.serial;
     }
-    const removedKept: NostrEvent[] = [];
+    const removedKept: Removal[] = [];
     for (const r of removed) {
       if (r.seq > g.maxSeq) g.maxSeq = r.seq;
       const added = g.bySerial.get(r.serial);
@@ -180,24 +180,16 @@ export class ConsumerRunner {
         added.dropped = true;
         g.bySerial.delete(r.serial);
         g.live--;
-        g.bytes -= added.json.length;
-        unview(cs, g, added);
+        g.bytes -= added.bytes;
+        unview(cs, g, added, r.event, r.json);
         continue;
       }
-      g.removes.push({ seq: r.seq, serial: r.serial, json: r.json });
+      g.removes.push({ seq: r.seq, serial: r.serial });
       g.bytes += r.json.length;
       g.weight += 1 + r.event.tags.length;
-      removedKept.push(r.event);
+      removedKept.push(r);
     }
-    for (let i = 0; i < cs.length; i++)
-      if (cs[i]!.eagerView)
-        viewNow(
-          cs[i]!,
-          g,
-          i,
-          stored.map((c) => c.event),
-          removedKept,
-        );
+    for (let i = 0; i < cs.length; i++) if (cs[i]!.eagerView) viewNow(cs[i]!, g, i, stored, removedKept);
     this.lastCommitAt = performance.now();
     const waiting = this.waitingEvents();
     if (waiting > this.peakEvents) this.peakEvents = waiting;
@@ -313,14 +305,7 @@ export class ConsumerRunner {
   private async applyGen(g: Gen): Promise<void> {
     const started = performance.now();
     try {
-      await this.applier.apply(g.payload(), (i) => {
-        const c = this.consumers[i]!;
-        const part = (json: string) => c.prepare(JSON.parse(json) as NostrEvent);
-        return {
-          adds: g.adds.filter((a) => !a.dropped).map((a) => ({ serial: a.serial, p: part(a.json) })),
-          removes: g.removes.map((r) => ({ serial: r.serial, p: part(r.json) })),
-        };
-      });
+      await this.applier.apply(g.payload());
       // Readers add the views of the generations after the watermark they read, so the read
       // after this must see the new watermark. lmdb-js keeps this thread's read transaction
       // until a timer resets it, and a commit made on the consumers' thread does not reset it:

@@ -1,47 +1,27 @@
 // The consumers' thread: applies each generation the runner sends (the serials of its events,
 // the seqs of its removal records) to the same consumers the main thread reads, in its own
 // handles on the same LMDB environments. Reading the events from the log, parsing and deriving
-// (tokenising, counting) happen here, once per event for every consumer. Between batches it
+// (tokenising, counting) happen here, once per event for every consumer (apply.ts). Between batches it
 // also walks search postings for the main thread (search/remote.ts).
 
 import { heapStats } from "bun:jsc";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
-import type { NostrEvent } from "../nostr/event.ts";
 import { Candidates } from "../search/candidates.ts";
 import type { SearchIndex } from "../search/consumer.ts";
 import type { WalkReply, WalkRequest } from "../search/remote.ts";
 import { runWalk, walkReply } from "../search/remote.ts";
 import { commitCause, fullReason, guardCommitRejections } from "../store/full.ts";
-import { readU64, serialKey } from "../store/keys.ts";
-import { removalsAfter } from "../store/removals.ts";
+import type { StoreOptions } from "../store/store.ts";
 import { closeStore, DERIVED_DIR, openStore } from "../store/store.ts";
 import type { Applied, GenPayload } from "./apply.ts";
-import { addTime, applyShares, shares, type Timings } from "./apply.ts";
+import { addTime, applyGeneration, type Timings } from "./apply.ts";
 import { consumersByName } from "./registry.ts";
 
 guardCommitRejections();
-const { path, names, mapSizeGb } = workerData as { path: string; names: string[]; mapSizeGb?: number };
-const store = openStore(path, { mapSizeGb });
+const { path, names, options } = workerData as { path: string; names: string[]; options: StoreOptions };
+const store = openStore(path, options);
 const consumers = consumersByName(store, names);
-
-/**
- * An event of the generation. Committed, it is in the log; unless a later generation removed it
- * since (before this one was applied), and then its body is in that removal's record.
- */
-function added(serial: number, after: number): NostrEvent {
-  const json = store.eventsText.get(serialKey(serial));
-  if (json !== undefined) return JSON.parse(json) as NostrEvent;
-  for (const r of removalsAfter(store.removals, after)) if (r.serial === serial) return r.event;
-  throw new Error(`event ${serial} is neither stored nor in the removal log`);
-}
-
-/** A removal record of the generation (not trimmed before every consumer has applied it). */
-function removed(seq: number): [number, NostrEvent] {
-  const v = store.removals.get(serialKey(seq));
-  if (v === undefined) throw new Error(`removal record ${seq} is gone`);
-  return [readU64(v, 0), JSON.parse(v.toString("utf8", 8)) as NostrEvent];
-}
 
 /** The search consumer, whose index the main thread's searches may walk here (remote.ts). */
 const search = consumers.find((c) => c.name === "search") as SearchIndex | undefined;
@@ -89,24 +69,7 @@ parentPort?.on("message", async (g: GenPayload | { close: true } | { walk: numbe
   const took: Timings = {};
   let reply: Applied = { n: g.n, took };
   try {
-    // A fresh snapshot of the log: lmdb-js keeps a thread's read transaction until a timer
-    // resets it, and this generation's events were committed after the last one was taken.
-    store.env.resetReadTxn();
-    let t = performance.now();
-    const adds = Array.from(g.adds, (serial): [number, NostrEvent] => [serial, added(serial, g.maxSeq)]);
-    const removes = Array.from(g.removes, removed);
-    addTime(took, "read", t);
-    const ready = shares(consumers, (i) => {
-      const c = consumers[i]!;
-      t = performance.now();
-      const share = {
-        adds: adds.map(([serial, e]) => ({ serial, p: c.prepare(e) })),
-        removes: removes.map(([serial, e]) => ({ serial, p: c.prepare(e) })),
-      };
-      addTime(took, `${c.name}.prepare`, t);
-      return share;
-    });
-    await applyShares(store, consumers, g, ready, true, took);
+    await applyGeneration(store, consumers, g, took);
   } catch (e) {
     // A full disk: the runner keeps the generation and sends it again.
     const cause = await commitCause(e);

@@ -7,7 +7,7 @@ import { MergedScan } from "../indexes/cursor.ts";
 import { indexSnapshot } from "../indexes/indexes.ts";
 import type { QueryOptions } from "../indexes/query.ts";
 import { countQuery, yieldTurn } from "../indexes/query.ts";
-import { removedIn, tailMatches } from "../indexes/tail.ts";
+import { bodyFrom, refusedInTail, removedIn, tailMatches } from "../indexes/tail.ts";
 import { STORED_PUBKEY_OFFSET, storedKind } from "../nostr/canonical.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { serialKey, tagPrefix } from "../store/keys.ts";
@@ -51,8 +51,9 @@ async function countWithHll(s: Store, shape: HllShape, o: QueryOptions): Promise
   }
   // Events committed after the tag index's watermark are matched directly.
   const f: Filter = { kinds: [...kinds], tags: [[shape.tag, [shape.value]]] };
-  for (const [serial, e] of tailMatches(snap, f)) {
-    if (serial > o.hwm || o.hidden?.(serial) || (o.allow && !o.allow(e.json))) continue;
+  const body = bodyFrom(s);
+  for (const [serial, e] of tailMatches(snap, f, body)) {
+    if (serial > o.hwm || o.hidden?.(serial) || refusedInTail(serial, e, body, o)) continue;
     hll.add(e.pubkey);
     count++;
   }

@@ -6,7 +6,7 @@
 // of batches not yet applied, so a count moves the moment an event is committed.
 
 import type { NostrEvent } from "../nostr/event.ts";
-import type { Consumer, Prepared, Snapshot, Tail } from "../store/consumer.ts";
+import type { Batch, Consumer, Prepared, Snapshot, Tail } from "../store/consumer.ts";
 import { noTail, readSnapshot } from "../store/consumer.ts";
 import { hexBytes } from "../store/keys.ts";
 import { openDb } from "../store/store.ts";
@@ -127,14 +127,19 @@ export class EngagementCounters implements Consumer<Contribution, Deltas> {
     for (const g of engagements(e)) l.touched(g.id);
   }
 
-  apply(
-    _s: Store,
-    adds: readonly Prepared<Contribution>[],
-    removes: readonly Prepared<Contribution>[],
-  ): void {
+  /** Each event's contribution is summed per key as it is added; each key is written once. */
+  batch(_s: Store): Batch {
     const d = newDeltas();
-    for (const a of adds) addTo(d, a.p, 1);
-    for (const r of removes) addTo(d, r.p, -1);
+    return {
+      add: (e, _serial, sign) => {
+        const c = this.prepare(e);
+        if (c !== null) addTo(d, c, sign);
+      },
+      write: () => this.write(d),
+    };
+  }
+
+  private write(d: Deltas): void {
     for (const [id, delta] of d.notes) {
       if (isZeroDelta(delta)) continue;
       const key = hexBytes(id);

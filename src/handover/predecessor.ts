@@ -11,9 +11,10 @@
 import { spawn } from "node:child_process";
 import type { RelayContext } from "../context.ts";
 import { log } from "../log.ts";
+import { runByAnotherProgram } from "../platform.ts";
 import { processAlive } from "../store/lock.ts";
 import { noticeFrame } from "../wire/frames.ts";
-import { ownCommandLine, runByAnotherProgram } from "./command-line.ts";
+import { ownCommandLine } from "./command-line.ts";
 import type { TakeoverRequest } from "./files.ts";
 import { DRAINING_FILE, REQUEST_FILE, readState, removeState, writeState } from "./files.ts";
 

@@ -1,10 +1,10 @@
-// The REQ indexes' consumer (indexes.ts) writes its entries as lmdb-js asynchronous writes, and
-// lmdb-js copies a key when the write is issued but reads the value (the `created_at | serial`
-// tail) from the caller's buffer only when its write thread gets to it. In a relay whose
-// consumers run on the main thread (consumers.thread = false, and the data commands), the
-// writer's next batch reuses the store's arena meanwhile: entries built there were written with
-// the next batch's bytes (garbage serials in the indexes, events missing from REQ and export,
-// removals that removed nothing). Seen as cluster nodes whose exports differed.
+// The REQ indexes' consumer (indexes.ts) builds each event's entries in one arena, reused for
+// the next event once they are written. That holds only while every entry is written, key and
+// value copied, when it is issued: an lmdb-js asynchronous write copies the key at once but
+// reads the value (the `created_at | serial` tail) from the caller's buffer only when its write
+// thread gets to it, and entries built in a reused buffer were once written with later bytes
+// (garbage serials in the indexes, events missing from REQ and export, removals that removed
+// nothing; seen as cluster nodes whose exports differed).
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,7 +30,7 @@ function timeSerials(): number[] {
   return out;
 }
 
-test("entries written asynchronously keep their serials when the store's arena is reused before the commit", async () => {
+test("a batch's entries keep their serials though its arena is reused for every event", () => {
   expect(INDEX_DB.dupSort).toBe(true);
   const sk = generateSecretKey();
   const events = Array.from(
@@ -43,18 +43,19 @@ test("entries written asynchronously keep their serials when the store's arena i
   );
   const ix = new Indexes(s);
   const adds = events.map((p, i) => ({ serial: i + 1, p }));
-  ix.apply(s, adds, []);
-  // What the writer's next transaction does on the same thread before these writes commit.
-  s.arena.reset();
-  s.arena.take(1 << 16).fill(0xab);
-  await s.derived.put(Buffer.from("flush"), Buffer.from([1]));
+  s.derived.transactionSync(() => {
+    const b = ix.batch(s);
+    for (const a of adds) b.add(a.p, a.serial, 1);
+    b.write();
+  });
   expect(timeSerials()).toEqual(adds.map((a) => a.serial));
 
   // Removals too: each removes the entry it names, and nothing else.
   const gone = adds.filter((a) => a.serial % 3 === 0);
-  ix.apply(s, [], gone);
-  s.arena.reset();
-  s.arena.take(1 << 16).fill(0xcd);
-  await s.derived.put(Buffer.from("flush"), Buffer.from([2]));
+  s.derived.transactionSync(() => {
+    const b = ix.batch(s);
+    for (const a of gone) b.add(a.p, a.serial, -1);
+    b.write();
+  });
   expect(timeSerials()).toEqual(adds.filter((a) => a.serial % 3 !== 0).map((a) => a.serial));
 });

@@ -10,17 +10,17 @@
 // held in memory by the views (tail.ts) and matched directly (query.ts), so an event is found
 // the moment it is committed.
 import type { NostrEvent } from "../nostr/event.ts";
-import type { Consumer, Prepared, Tail } from "../store/consumer.ts";
+import type { Batch, Consumer, Prepared, Tail } from "../store/consumer.ts";
 import { noTail, readSnapshot, readWatermark } from "../store/consumer.ts";
-import { INDEXES, putEntry, removeEntry } from "../store/index-db.ts";
-import { Arena, readU64, serialKey } from "../store/keys.ts";
+import { INDEXES } from "../store/index-db.ts";
+import { Arena, readU64, serialKey, TAIL } from "../store/keys.ts";
 import { removalsAfter } from "../store/removals.ts";
 import { forEachIndexEntry } from "../store/store.ts";
 import type { BinDb, Store } from "../store/types.ts";
 import type { IndexSnapshot, TailIndex, TailPart } from "./tail.ts";
 import { newTail, tailPart, viewTail } from "./tail.ts";
 
-/** A batch's arena for its entries' keys; it grows by this much when a large batch fills it. */
+/** A batch's arena for an event's keys, reused for the next event once they are written. */
 const ARENA_BYTES = 64 * 1024;
 
 export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
@@ -30,9 +30,6 @@ export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
   //    and the data commands such as `relay import` run without a relay) could write entries
   //    whose tails were the next batch's bytes (the arena above): events missing from REQs.
   readonly version = 3;
-  // Measured (50k events, batches of 1,500): as asynchronous writes 34 µs of CPU an event,
-  // against 50-60 µs for the same puts inside a transaction.
-  readonly writesOnly = true;
   // Every REQ reads this view: built at commit, a first REQ after a batch never parses it.
   readonly eagerView = true;
   /** set by the runner that feeds this consumer */
@@ -50,16 +47,23 @@ export class Indexes implements Consumer<NostrEvent, TailIndex, TailPart> {
     return tailPart(e, json);
   }
 
-  apply(s: Store, adds: readonly Prepared<NostrEvent>[], removes: readonly Prepared<NostrEvent>[]): void {
-    // Not the store's arena: lmdb-js copies the key of an asynchronous put or remove when it is
-    // issued, but reads its value (the `created_at | serial` tail) from this buffer only when
-    // its write thread performs the write. On the relay's thread (consumers.thread = false, the
-    // data commands) the writer's next batch resets and refills the store's arena before that,
-    // and the entries were written with its bytes. An arena of this batch's own, which lmdb-js
-    // keeps alive until the writes are done.
+  readonly writesOnly = true;
+
+  /**
+   * Each event's entries are copied into the batch's entry log as it is added (the event is not
+   * kept), and issued at `write` as asynchronous writes that lmdb-js's write thread performs
+   * beside this one and commits with the watermark in one transaction.
+   */
+  batch(s: Store): Batch {
     const a = new Arena(ARENA_BYTES);
-    for (const { serial, p } of removes) forEachIndexEntry(s, p, serial, removeKey, a);
-    for (const { serial, p } of adds) forEachIndexEntry(s, p, serial, putKey, a);
+    const log = new EntryLog([s.pubkey, s.kind, s.pubkind, s.tag, s.time]);
+    return {
+      add: (e, serial, sign) => {
+        a.reset();
+        forEachIndexEntry(s, e, serial, (db, k) => log.push(db, k, sign), a);
+      },
+      write: () => log.issue(),
+    };
   }
 
   clear(s: Store): void {
@@ -123,5 +127,60 @@ function fromLog(s: Store): IndexSnapshot {
   return { w, through, views: [tail] };
 }
 
-const putKey = (db: BinDb, k: Buffer): void => putEntry(db, k);
-const removeKey = (db: BinDb, k: Buffer): void => removeEntry(db, k);
+/** Bytes of an entry log's chunks: each holds thousands of entries. */
+const CHUNK = 256 * 1024;
+
+/**
+ * A batch's index entries as bytes: `db 1 | sign 1 | prefix length 1 | prefix | created_at |
+ * serial`, in chunks. Issued as asynchronous writes, a value is not given as a view of its own:
+ * lmdb-js reads a value's bytes from `buffer` between `start` and `end` when the object it is
+ * handed has them (the protocol of msgpackr's reusable buffers), and keeps that object until the
+ * write is done, so one object per chunk, moved along it, keeps the chunk alive without an
+ * object per entry (a contact list's 89 entries would each hold one until the commit).
+ */
+class EntryLog {
+  /** the chunks filled so far, each with the bytes it holds */
+  private readonly chunks: { bytes: Buffer; used: number }[] = [];
+  private chunk = Buffer.alloc(0);
+  private at = 0;
+
+  constructor(private readonly dbs: readonly BinDb[]) {}
+
+  push(db: BinDb, k: Buffer, sign: 1 | -1): void {
+    const need = 3 + k.length;
+    if (this.at + need > this.chunk.length) {
+      this.close();
+      this.chunk = Buffer.from(new ArrayBuffer(Math.max(CHUNK, need)));
+      this.at = 0;
+    }
+    const c = this.chunk;
+    c[this.at] = this.dbs.indexOf(db);
+    c[this.at + 1] = sign > 0 ? 1 : 0;
+    c[this.at + 2] = k.length - TAIL;
+    c.set(k, this.at + 3);
+    this.at += need;
+  }
+
+  private close(): void {
+    if (this.at > 0) this.chunks.push({ bytes: this.chunk, used: this.at });
+  }
+
+  issue(): void {
+    this.close();
+    this.at = 0;
+    for (const { bytes: c, used } of this.chunks) {
+      const value = { buffer: c.buffer, start: 0, end: 0 };
+      for (let at = 0; at < used; ) {
+        const len = c[at + 2]!;
+        const db = this.dbs[c[at]!]!;
+        const put = c[at + 1] === 1;
+        const prefix = c.subarray(at + 3, at + 3 + len);
+        value.start = at + 3 + len;
+        value.end = value.start + TAIL;
+        if (put) db.put(prefix as Buffer, value as never);
+        else db.remove(prefix as Buffer, value as never);
+        at = value.end;
+      }
+    }
+  }
+}

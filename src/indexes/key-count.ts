@@ -10,7 +10,7 @@ import { kindBytes } from "../store/keys.ts";
 import type { Store } from "../store/types.ts";
 import { indexSnapshotIn } from "./indexes.ts";
 import { planFilter } from "./plan.ts";
-import { matchTail, tailEvents, tailRemoved } from "./tail.ts";
+import { bodyFrom, matchTail, tailEvents, tailRemoved } from "./tail.ts";
 
 /** What a count needs of the query options (query.ts). */
 export interface KeyCountOptions {
@@ -52,10 +52,11 @@ export function countByKeys(s: Store, f: Filter, o: KeyCountOptions): number | u
     }
     let n = 0;
     for (const p of plan.prefixes) n += countEntries(plan.db, p, since, until, txn);
+    const body = bodyFrom(s);
     // Indexed events removed since: their keys are still counted above.
-    for (const [, e] of tailRemoved(snap)) if (matchTail(f, e)) n--;
+    for (const [serial, e] of tailRemoved(snap)) if (matchTail(f, serial, e, body)) n--;
     // Events committed after the watermark, not removed since.
-    for (const [serial, e] of tailEvents(snap)) if (serial <= o.hwm && matchTail(f, e)) n++;
+    for (const [serial, e] of tailEvents(snap)) if (serial <= o.hwm && matchTail(f, serial, e, body)) n++;
     return n;
   } finally {
     (txn as { done(): void }).done();

@@ -14,7 +14,7 @@ import { indexSnapshot } from "./indexes.ts";
 import { planFilter } from "./plan.ts";
 import type { QueryOptions } from "./query.ts";
 import { yieldTurn } from "./query.ts";
-import { tailMatches } from "./tail.ts";
+import { bodyFrom, tailMatches } from "./tail.ts";
 
 export interface ItemOptions
   extends Pick<QueryOptions, "hwm" | "hidden" | "allow" | "yieldEvery" | "cancelled"> {
@@ -114,7 +114,7 @@ export async function collectItems(
       if (!c.add(k.time, json)) return "too-many";
     }
     // Events after the indexes' watermark are matched directly.
-    for (const [serial, e] of tailMatches(snap, f)) {
+    for (const [serial, e] of tailMatches(snap, f, bodyFrom(s))) {
       if (!visible(serial)) continue;
       const json = s.events.getBinary(serialKey(serial));
       if (!json || !allowed(json)) continue;

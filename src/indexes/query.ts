@@ -17,7 +17,7 @@ import { countByKeys } from "./key-count.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
 import type { IndexSnapshot } from "./tail.ts";
-import { removedIn, tailMatches } from "./tail.ts";
+import { bodyFrom, refusedInTail, removedIn, tailMatches } from "./tail.ts";
 
 /** One result of a search filter, in the engine's rank order. */
 export interface SearchHit {
@@ -195,12 +195,14 @@ const load = readEvent;
  * have no index entries yet, so they are matched directly (there are at most a consumer
  * batch of them, a few thousand while events pour in and none once it has caught up).
  */
-function tailHits(f: Filter, snap: IndexSnapshot, o: QueryOptions): Hit[] {
+function tailHits(s: Store, f: Filter, snap: IndexSnapshot, o: QueryOptions): Hit[] {
   const out: Hit[] = [];
-  const at = idAt(o.frame);
-  for (const [serial, e] of tailMatches(snap, f)) {
-    if (serial > o.hwm || o.hidden?.(serial) || (o.allow && !o.allow(e.json))) continue;
-    out.push({ time: e.created_at, serial, json: answerOfText(e.json, o.frame), at });
+  const body = bodyFrom(s);
+  // Each with its id alone: the bodies are read for the hits kept (firstByNewest), not for
+  // every match (the kind 1 shape matches thousands of events in a full backlog).
+  for (const [serial, e] of tailMatches(snap, f, body)) {
+    if (serial > o.hwm || o.hidden?.(serial) || refusedInTail(serial, e, body, o)) continue;
+    out.push({ time: e.created_at, serial, json: undefined, id: e.id });
   }
   return out;
 }
@@ -296,7 +298,7 @@ async function runFilter(
   }
   // The index part holds every indexed event that can be in the first `limit` (ties at its cut
   // included), so the union with the tail's matches, cut at `limit`, is the NIP-01 answer.
-  const tail = tailHits(f, snap, o);
+  const tail = tailHits(s, f, snap, o);
   return firstByNewest(s, tail.length === 0 ? hits : hits.concat(tail), limit, o.frame);
 }
 
@@ -384,7 +386,7 @@ export async function countQuery(
       }
       seen.add(k.serial);
     }
-    for (const h of tailHits(f, snap, o)) seen.add(h.serial);
+    for (const h of tailHits(s, f, snap, o)) seen.add(h.serial);
   }
   return seen.size;
 }

@@ -13,7 +13,7 @@ import type { Store } from "../store/types.ts";
 import { scanPlan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
 import { planFilter } from "./plan.ts";
-import { tailEvents, tailMatches } from "./tail.ts";
+import { bodyFrom, tailEvents, tailMatches } from "./tail.ts";
 
 /** One stored event: its serial, created_at and the stored JSON bytes, verbatim. */
 export interface StoredEvent {
@@ -57,7 +57,7 @@ export function* scanOldestFirst(s: Store, f: Filter, chunk = 1024): Generator<S
   // Events after the indexes' watermark are matched directly and merged in, in the same order.
   const snap = indexSnapshot(s);
   const tail: { serial: number; time: number }[] = [];
-  for (const [serial, e] of tailMatches(snap, f)) tail.push({ serial, time: e.created_at });
+  for (const [serial, e] of tailMatches(snap, f, bodyFrom(s))) tail.push({ serial, time: e.created_at });
   tail.sort((a, b) => a.time - b.time || a.serial - b.serial);
   let t = 0;
   function* tailUpTo(time: number, serial: number): Generator<StoredEvent> {

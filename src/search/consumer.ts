@@ -9,7 +9,7 @@
 // event the moment it is committed (engine.ts).
 
 import type { NostrEvent } from "../nostr/event.ts";
-import type { Consumer, Prepared, Tail, Watermark } from "../store/consumer.ts";
+import type { Batch, Consumer, Prepared, Tail, Watermark } from "../store/consumer.ts";
 import { noTail, readSnapshot } from "../store/consumer.ts";
 import { readU64, serialKey } from "../store/keys.ts";
 import { openDb } from "../store/store.ts";
@@ -165,30 +165,50 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
     v.totalLength += effect * d.p.length;
   }
 
-  apply(_s: Store, adds: readonly Prepared<Doc>[], removes: readonly Prepared<Doc>[]): void {
+  /**
+   * Each event's postings go to its tokens' lists as it is added (its analysis is not kept), and
+   * the lists are appended to the tokens' blocks at the end: one read and one write per token.
+   */
+  batch(_s: Store): Batch {
     const added = new Map<string, FlatPostings>();
     const highAdded = new Map<string, FlatPostings>();
+    const removed = new Map<string, number>();
     const impact = this.impact();
     let docs = 0;
     let length = 0;
-    for (const { serial, p } of adds) {
-      for (const [t, tf] of p.terms) {
-        pushTo(added, t, serial, tf, p);
-        if (impact.ref > 0 && isHigh(tf, p.length, impact.ref, impact.threshold))
-          pushTo(highAdded, t, serial, tf, p);
-      }
-      docs++;
-      length += p.length;
-    }
-    // A removed document's postings stay until a purge; readers skip the serials listed gone.
-    const removed = new Map<string, number>();
-    for (const { serial, p } of removes) {
-      for (const t of p.terms.keys()) removed.set(t, (removed.get(t) ?? 0) + 1);
-      this.gone.put(serialKey(serial), Buffer.from([...p.terms.keys()].join(SEP), "utf8"));
-      this.goneSerials.add(serial);
-      docs--;
-      length -= p.length;
-    }
+    return {
+      add: (e, serial, sign) => {
+        const p = analyze(e);
+        if (p === null) return;
+        if (sign > 0) {
+          for (const [t, tf] of p.terms) {
+            pushTo(added, t, serial, tf, p);
+            if (impact.ref > 0 && isHigh(tf, p.length, impact.ref, impact.threshold))
+              pushTo(highAdded, t, serial, tf, p);
+          }
+          docs++;
+          length += p.length;
+          return;
+        }
+        // A removed document's postings stay until a purge; readers skip the serials listed gone.
+        for (const t of p.terms.keys()) removed.set(t, (removed.get(t) ?? 0) + 1);
+        this.gone.put(serialKey(serial), Buffer.from([...p.terms.keys()].join(SEP), "utf8"));
+        this.goneSerials.add(serial);
+        docs--;
+        length -= p.length;
+      },
+      write: () => this.write(added, highAdded, removed, docs, length, impact),
+    };
+  }
+
+  private write(
+    added: Map<string, FlatPostings>,
+    highAdded: Map<string, FlatPostings>,
+    removed: Map<string, number>,
+    docs: number,
+    length: number,
+    impact: ImpactState,
+  ): void {
     for (const t of new Set([...added.keys(), ...removed.keys()]))
       this.updateToken(this.blocks, tokenPrefix(t), added.get(t) ?? NONE, removed.get(t) ?? 0);
     // A high list's df counts what was appended (nothing reads it); its removed documents go

@@ -326,7 +326,7 @@ export function renderMetrics(ctx: RelayContext): string {
     x.metric(
       "relay_consumer_thread_seconds_total",
       "counter",
-      "Time the consumers' thread spent, by step: reading the log, each index's prepare and apply, the transaction, the asynchronous commit, collections.",
+      "Time the consumers' thread spent, by step: reading and parsing the log, each index's adding of events and writing of its batch, the commit, collections.",
       Object.entries(took).map(([step, ms]) => [{ step }, ms / 1000]),
     );
   const pending = ctx.pending;

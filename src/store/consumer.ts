@@ -1,8 +1,8 @@
 // A consumer of the event log: something derived from the committed events and kept in the
 // derived environment (the REQ indexes, NIP-50 search, the NIP-45 registers, the API's
 // engagement counters), rebuildable from the log. The runner (consumers/runner.ts) hands it
-// committed events and removals in log order, in large batches, and writes its watermark in the
-// same transaction as its entries; after a crash it resumes from the watermark. Readers take a
+// committed events and removals in log order, in large batches (Batch), and writes its
+// watermark in the same transaction as its entries; after a crash it resumes from the watermark. Readers take a
 // Snapshot (readSnapshot): the entries up to the watermark plus the in-memory views of what is
 // committed but not yet applied, so nothing committed is ever missing.
 import type { NostrEvent } from "../nostr/event.ts";
@@ -15,33 +15,47 @@ export interface Prepared<P> {
   p: P;
 }
 
+/**
+ * What a consumer writes for one batch of the log. The applier reads the batch's events one at
+ * a time and adds each to every consumer's batch as it is read, so no batch holds its events
+ * (parsed, a contact list naming 150 pubkeys is ~20 KiB): each keeps only what it writes, summed
+ * per key where it can. Everything runs inside the batch's write transaction of the derived
+ * environment, which also writes the watermarks.
+ */
+export interface Batch {
+  /**
+   * An event committed (sign 1), or one applied by an earlier batch and removed since (sign
+   * -1). A batch may write at once (entries of their own) or sum until `write`.
+   */
+  add(e: NostrEvent, serial: number, sign: 1 | -1): void;
+  /** Writes what the events added up to. */
+  write(): void;
+}
+
 export interface Consumer<P = unknown, V = unknown, Q = P> {
   readonly name: string;
   /** bumped when what it derives changes: entries written by another version are rebuilt */
   readonly version: number;
-  /** What the event contributes, computed without a transaction; null: nothing. */
+  /** What the event contributes to a view, computed without a transaction; null: nothing. */
   prepare(e: NostrEvent): P | null;
   /**
-   * What a view holds of the event, when that is less than what `apply` needs (the REQ
-   * indexes' views keep a few fields and the stored JSON, not the parsed event); default:
-   * `prepare`. `json` is the event's stored JSON.
+   * What a view holds of the event, when that is less than what `prepare` gives (the REQ
+   * indexes' views keep a few fields, not the parsed event); default: `prepare`. `json` is the
+   * event's stored JSON.
    */
   prepareView?(e: NostrEvent, json: string): Q | null;
   /**
    * Its view of a batch is built as each commit reaches the runner, from the events the writer
-   * parsed, instead of when a reader first asks (which parses the stored JSON): for the views
-   * nearly every read needs.
+   * parsed, instead of when a reader first asks (which reads and parses the stored JSON): for
+   * the views nearly every read needs.
    */
   readonly eagerView?: boolean;
+  /** A batch to apply, inside a write transaction of the derived environment (see Batch). */
+  batch(s: Store): Batch;
   /**
-   * Adds what `adds` contribute and takes back what `removes` contributed, inside the batch's
-   * write transaction. Every removed serial was applied by an earlier batch; adds are new.
-   */
-  apply(s: Store, adds: readonly Prepared<P>[], removes: readonly Prepared<P>[]): void;
-  /**
-   * apply() only puts and removes keys, never reading what it writes: it may then run outside a
-   * transaction, as lmdb-js asynchronous writes, which its write thread performs in one batch
-   * without a call from JavaScript per key.
+   * Its batch's `write` only puts and removes keys, never reading what it writes: it runs after
+   * the transaction, as lmdb-js asynchronous writes issued in one turn with the watermark, which
+   * lmdb-js's write thread performs in one transaction of their own beside this thread.
    */
   readonly writesOnly?: boolean;
   /** Removes every entry it wrote (before a rebuild); inside a write transaction. */

@@ -12,11 +12,11 @@ import type { Store } from "./types.ts";
 
 export interface FileUse {
   file: string;
-  /** the file's length */
+  /** the file's size on disk (page-walk.ts filePagesOf) */
   fileBytes: number;
   /** pages up to the snapshot's last one, less those on the free lists */
   inUse: number;
-  /** pages on the free lists, and the file's length past the snapshot's last page */
+  /** pages on the free lists, and the file's pages on disk past the snapshot's last page */
   free: number;
   complete: boolean;
 }

@@ -47,7 +47,7 @@ export const tailValue = (createdAt: number, serial: number): Buffer => indexKey
 const prefixOf = (k: Uint8Array): Uint8Array => k.subarray(0, k.length - TAIL);
 const tailOf = (k: Uint8Array): Uint8Array => k.subarray(k.length - TAIL);
 
-/** Adds the entry `k` (prefix | created_at | serial); as an asynchronous write outside a transaction. */
+/** Adds the entry `k` (prefix | created_at | serial): in a write transaction, or as an asynchronous write. */
 export function putEntry(db: BinDb, k: Uint8Array): void {
   db.put(prefixOf(k) as Buffer, tailOf(k) as Buffer);
 }

@@ -90,7 +90,7 @@ export interface FilePages {
   txnid: number;
   /** the snapshot's pages: its last_pg + 1 */
   snapshotPages: number;
-  /** the file's length in pages (rounded down) */
+  /** the pages of the file that take disk (filePagesOf: its length, or its blocks when sparse) */
   filePages: number;
   /** LMDB's free DB (dbi 0): the lists of free pages; its own pages are in use */
   freeDb: TreePages;
@@ -531,7 +531,7 @@ export function walkFile(file: string, o: WalkOptions = {}): FilePages {
     }
     if (both > 0) w.problem(`${both} pages are both in use and listed free`);
     if (w.listedTwice > 0) w.problem(`${w.listedTwice} free pages are listed twice`);
-    const filePages = Math.floor(fstatSync(fd).size / meta.pageSize);
+    const filePages = filePagesOf(fd, meta.pageSize);
     const tail = Math.max(0, filePages - (meta.lastPg + 1));
     const databases: Record<string, TreePages> = {};
     for (const name of [...w.named.keys()].sort()) databases[name] = w.named.get(name) as TreePages;
@@ -557,12 +557,21 @@ export function walkFile(file: string, o: WalkOptions = {}): FilePages {
   }
 }
 
+/**
+ * The pages of a file that take disk: its length, or for a sparse file (an environment written
+ * through a writable map is as long as its map, store.ts) the blocks allocated to it.
+ */
+function filePagesOf(fd: number, pageSize: number): number {
+  const st = fstatSync(fd);
+  return Math.floor(Math.min(st.size, st.blocks * 512) / pageSize);
+}
+
 /** What an LMDB file's free lists hold, read from them alone (disk-use.ts). */
 export interface FreeListed {
   pageSize: number;
   /** the snapshot's pages: its last_pg + 1 */
   snapshotPages: number;
-  /** the file's length in pages (rounded down) */
+  /** the pages of the file that take disk (filePagesOf) */
   filePages: number;
   /** pages of the snapshot the free DB lists (its own pages not among them) */
   listed: number;
@@ -588,7 +597,7 @@ export function walkFreeList(file: string): FreeListed {
     return {
       pageSize: meta.pageSize,
       snapshotPages: meta.lastPg + 1,
-      filePages: Math.floor(fstatSync(fd).size / meta.pageSize),
+      filePages: filePagesOf(fd, meta.pageSize),
       listed,
       complete: !w.incomplete,
       problems: w.problems,

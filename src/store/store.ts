@@ -5,7 +5,7 @@
 // a consumer's batch never makes the writer (and the OKs) wait for LMDB's one write lock, and
 // everything in derived/ can be rebuilt from the log. Also knows which index entries an event
 // owns. Reading and writing policies live in writer.ts and query.ts.
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Database, RootDatabase } from "lmdb";
 import { open } from "lmdb";
@@ -14,7 +14,8 @@ import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey, serialProbe } from "./keys.ts";
 import { syncLogSync } from "./log-sync.ts";
 import { chooseMapSize } from "./map-size.ts";
-import { removalValue } from "./removals.ts";
+import { Preallocation } from "./preallocate.ts";
+import { removalsAfter, removalValue } from "./removals.ts";
 import { readHighWater } from "./serials.ts";
 import type { BinDb, Store } from "./types.ts";
 
@@ -81,7 +82,7 @@ export function replayStored(
   let events = 0;
   for (;;) {
     let n = 0;
-    s.derived.transactionSync(() => {
+    derivedWrite(s, () => {
       const range = { start: serialKey(next), end: serialKey(through + 1), limit: batch };
       for (const { key, value } of s.events.getRange(range)) {
         const serial = readU64(key as Buffer, 0);
@@ -102,6 +103,12 @@ export interface StoreOptions {
   mapSizeGb?: number;
   /** let the kernel read ahead around each page fault (default false: MDB_NORDAHEAD) */
   readAhead?: boolean;
+  /**
+   * write the derived environment through a writable memory map (preallocate.ts), as the relay
+   * does: only the process that writes the derived indexes, and one at a time (see
+   * writeMapSize); default false
+   */
+  writeMap?: boolean;
 }
 
 export function openStore(path: string, o: StoreOptions = {}): Store {
@@ -132,7 +139,20 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   // The derived environment keeps LMDB's default: nothing but the consumers waits on its
   // commits, and the log rebuilds it.
   const env = open({ path, ...options, noMetaSync: true } as never);
-  const derived = open({ path: join(path, DERIVED_DIR), ...options } as never) as RootDatabase;
+  // The relay writes the derived environment through a writable memory map (MDB_WRITEMAP): a
+  // write transaction changes pages in the page cache, where otherwise LMDB copies every page
+  // it changes into the C heap first and keeps the copies for the next transaction. A consumer
+  // batch changes most pages of the random-keyed trees (at a million events ~190 MiB of copies,
+  // the largest part of the relay's anonymous memory); with the map they are file pages, which
+  // the kernel writes back and reclaims like any other. Blocks are allocated ahead of each write
+  // transaction then (preallocate.ts). The log keeps LMDB's copies: its transactions are small.
+  const derivedDir = join(path, DERIVED_DIR);
+  const writeMap = o.writeMap === true;
+  const derived = open({
+    path: derivedDir,
+    ...options,
+    ...(writeMap ? { useWritemap: true, mapSize: writeMapSize(derivedDir, mapSize) } : {}),
+  } as never) as RootDatabase;
   dropMoved(env);
   dropOldIndexes(derived);
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
@@ -162,6 +182,9 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
     deletedAddr: db("deleted_addr"),
     vanished: db("vanished"),
     state: ddb("state"),
+    room: writeMap
+      ? new Preallocation(derived, join(derivedDir, "data.mdb"), pageSizeOf(derived))
+      : undefined,
     meta: db("meta"),
     lastSerial: 0,
     indexers: [],
@@ -182,9 +205,53 @@ export const DERIVED_DIR = "derived";
 
 export const EMPTY = Buffer.alloc(0);
 
+/**
+ * The map of a derived environment written through a writable map. LMDB makes the file as long
+ * as the map, so a map of the fixed size the other environment takes (up to 1 TiB) would be a
+ * sparse file of that length, which plain copies (cp without --sparse, rsync without -S, tar
+ * without -S, Node's fs.cp) write out in full. So it starts at twice what the file holds (at
+ * least MIN_WRITE_MAP), and lmdb-js doubles it as the data grows. Never below the file's length:
+ * LMDB cuts the file to the map's size at open, and another process of the relay (a handover's
+ * predecessor) may still have it mapped further.
+ */
+function writeMapSize(dir: string, most: number): number {
+  let size = 0;
+  let onDisk = 0;
+  try {
+    const st = statSync(join(dir, "data.mdb"));
+    size = st.size;
+    onDisk = st.blocks * 512;
+  } catch {
+    // a new environment
+  }
+  let map = MIN_WRITE_MAP;
+  while (map < 2 * onDisk) map *= 2;
+  return Math.min(most, Math.max(map, size));
+}
+
+/** The least map of a derived environment written through a writable map (writeMapSize). */
+const MIN_WRITE_MAP = 64 * 2 ** 20;
+
+/** The page size of an environment. */
+const pageSizeOf = (env: RootDatabase): number =>
+  (env as unknown as { env: { stat(): { pageSize: number } } }).env.stat().pageSize;
+
+/**
+ * A write transaction of the derived environment, synchronous: with its blocks allocated first
+ * when it is written through a writable map (preallocate.ts), where a full disk throws here
+ * (ENOSPC) instead of killing the process. `few`: it writes a few keys (watermarks, a cleared
+ * database's root), within LMDB's free pages: a relay starts on a nearly full disk and says so
+ * when a batch cannot get its room.
+ */
+export function derivedWrite<T>(s: Store, fn: () => T, few = false): T {
+  if (!few) s.room?.ensure();
+  return s.derived.transactionSync(fn);
+}
+
 /** Closes both environments (the derived one first: nothing writes it once the log is shut). */
 export async function closeStore(s: Store): Promise<void> {
   await s.derived.close();
+  s.room?.close();
   // What was committed since the last acknowledgement (a data command's last commits) is
   // durable once closed.
   try {
@@ -231,6 +298,25 @@ export function indexEntries(s: Store, e: NostrEvent, serial: number): [BinDb, B
 /** The stored JSON of an event by serial, or undefined. */
 export function readEvent(s: Store, serial: number): string | undefined {
   return s.eventsText.get(serialProbe(serial));
+}
+
+/**
+ * The stored JSON of an event committed under `serial`, which the consumers have not applied
+ * yet: in the log, unless it was removed since, and then in its removal record (kept until
+ * every consumer has applied the removal), past seq `after`.
+ */
+export function committedJson(s: Store, serial: number, after: number): string {
+  const json = readEvent(s, serial);
+  if (json !== undefined) return json;
+  for (const r of removalsAfter(s.removals, after)) if (r.serial === serial) return r.json;
+  throw new Error(`event ${serial} is neither stored nor in the removal log`);
+}
+
+/** A removal record the consumers have not applied yet: the serial and JSON of what it removed. */
+export function removalRecord(s: Store, seq: number): { serial: number; json: string } {
+  const v = s.removals.get(serialKey(seq));
+  if (v === undefined) throw new Error(`removal record ${seq} is gone`);
+  return { serial: readU64(v, 0), json: v.toString("utf8", 8) };
 }
 
 /**

@@ -4,6 +4,7 @@
 import type { Database, RootDatabase } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Arena } from "./keys.ts";
+import type { Preallocation } from "./preallocate.ts";
 import type { Removal } from "./removals.ts";
 
 export type BinDb = Database<Buffer, Buffer>;
@@ -55,6 +56,11 @@ export interface DerivedEnv {
   time: BinDb;
   /** the consumers' watermarks (consumer.ts) */
   state: BinDb;
+  /**
+   * disk blocks allocated ahead of the derived environment's writes, when it is written through
+   * a writable memory map (preallocate.ts); use `derivedWrite` (store.ts) for its transactions
+   */
+  room: Preallocation | undefined;
 }
 
 /** What the writer of this process keeps between and inside its transactions. */

@@ -9,7 +9,7 @@ import { markStale } from "../../store/consumer.ts";
 import { putEntry, removeEntry } from "../../store/index-db.ts";
 import { removeBySerial } from "../../store/lifecycle.ts";
 import { writeTxnSync } from "../../store/serials.ts";
-import { closeStore } from "../../store/store.ts";
+import { closeStore, derivedWrite } from "../../store/store.ts";
 import type { Store } from "../../store/types.ts";
 import { commandArgs } from "../command-args.ts";
 import { fmtInt, guarded } from "../output.ts";
@@ -74,7 +74,7 @@ function repair(store: Store, r: CheckResult, rebuildIndexes: boolean): { fixed:
   const rebuilt = new Set<string>();
   for (const f of fixes) if (f.op === "rebuild") rebuilt.add(f.consumer);
   if (rebuildIndexes) rebuilt.add("indexes");
-  store.derived.transactionSync(() => {
+  derivedWrite(store, () => {
     for (const f of fixes) {
       if (f.op === "put" && f.env === "derived" && !rebuildIndexes) f.db.putSync(f.key, f.value);
       if (f.op === "remove" && f.env === "derived" && !rebuildIndexes) f.db.removeSync(f.key);
