@@ -7,7 +7,8 @@
 //
 //   bun bench/consumers.ts --data /tmp/relay-bench-7950-XXXXXX [--tree /tmp/ab/base]
 //     [--events 100000] [--batch 10000] [--skip 0] [--consumers indexes,search,counters,hll]
-import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+//     [--write-map] (derived/ through a writable map, as the relay writes it; prints its disk)
+import { cpSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -19,6 +20,7 @@ const { values: a } = parseArgs({
     batch: { type: "string", default: "10000" },
     skip: { type: "string", default: "0" },
     consumers: { type: "string", default: "indexes,search,counters,hll" },
+    "write-map": { type: "boolean", default: false },
   },
 });
 if (!a.data) throw new Error("--data DIR (a kept data directory) is required");
@@ -36,7 +38,7 @@ const { consumersByName } = await import(join(tree, "src/consumers/registry.ts")
 const { InThreadApplier } = await import(join(tree, "src/consumers/apply.ts"));
 const { readU64, serialKey } = await import(join(tree, "src/store/keys.ts"));
 
-const s = openStore(dir);
+const s = openStore(dir, { writeMap: a["write-map"] });
 const consumers = consumersByName(s, a.consumers!.split(","));
 const applier = new InThreadApplier(s, consumers);
 
@@ -65,6 +67,12 @@ const share = (g: { adds: Float64Array }) => (i: number) => {
   };
 };
 
+const derivedFile = join(dir, "derived", "data.mdb");
+const dataEnd = (): number => {
+  const env = (s.derived as { env: { info(): { lastPageNumber: number } } }).env;
+  return (env.info().lastPageNumber + 1) * 4096;
+};
+let grew = 0;
 let peak = anonMb();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
@@ -76,8 +84,12 @@ for (let at = 0, n = 1; at < serials.length; at += batch, n++) {
     maxSeq: s.lastRemoval,
     adds,
     removes: new Float64Array(0),
+    // what the derived room check takes a generation to add (the runner counts the JSON)
+    bytes: adds.length * 2048,
   };
+  const before = dataEnd();
   await (applier.apply.length > 1 ? applier.apply(g, share(g)) : applier.apply(g));
+  grew = Math.max(grew, dataEnd() - before);
   peak = Math.max(peak, anonMb());
 }
 const wall = performance.now() - t0;
@@ -87,6 +99,12 @@ console.log(
   `${tree}: ${serials.length} events from serial ${serials[0]} in batches of ${batch}: ` +
     `${us.toFixed(1)} µs CPU an event (user ${(cpu.user / serials.length).toFixed(1)}), ` +
     `${((wall * 1000) / serials.length).toFixed(1)} µs wall, peak RssAnon ${peak.toFixed(0)} MB`,
+);
+const st = statSync(derivedFile);
+const mb = (n: number) => `${(n / 2 ** 20).toFixed(1)} MB`;
+console.log(
+  `derived/data.mdb: data ${mb(dataEnd())}, length ${mb(st.size)}, on disk ${mb(st.blocks * 512)}; ` +
+    `a batch grew the data by ${mb(grew)} at most`,
 );
 await closeStore(s);
 rmSync(dir, { recursive: true, force: true });

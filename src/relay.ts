@@ -110,7 +110,7 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
     libraryPath: config["verify.libraryPath"] || undefined,
     batchSize: config["verify.batchSize"],
   });
-  // The derived environment through a writable map (store.ts, preallocate.ts), natively on
+  // The derived environment through a writable map (store.ts, room.ts), natively on
   // Linux: under an emulator (qemu-user, the release's smoke tests) read-only maps of a fixed
   // size are what is known to work (map-size.ts).
   const writeMap = process.platform === "linux" && runByAnotherProgram() === undefined;

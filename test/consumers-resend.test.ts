@@ -39,6 +39,7 @@ async function stored(label: string) {
     maxSeq: s.lastRemoval,
     adds: Float64Array.from(adds),
     removes: new Float64Array(0),
+    bytes: 0,
   });
   const counters = d.runner.consumers.find((c) => c.name === "counters") as EngagementCounters;
   return { dir, s, d, note, events, serials, payload, counters };

@@ -20,7 +20,7 @@ const gb = (bytes: number): string => String(bytes / 2 ** 30);
 /**
  * Disk every file under `dir` takes (data.mdb, derived/data.mdb, the lock files): their blocks,
  * not their lengths. The relay's derived/data.mdb is as long as its memory map, a sparse file
- * (store/preallocate.ts); `du` counts the same.
+ * (store/store.ts writeMapSize); `du` counts the same.
  */
 function dirBytes(dir: string): number {
   let n = 0;

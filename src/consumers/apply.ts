@@ -21,6 +21,8 @@ export interface GenPayload {
   maxSeq: number;
   adds: Float64Array;
   removes: Float64Array;
+  /** the stored JSON bytes of its events and removal records */
+  bytes: number;
 }
 
 export interface Applier {
@@ -57,48 +59,52 @@ export async function applyGeneration(
   const open: { c: Consumer; b: Batch }[] = [];
   const began = performance.now();
   let inside = 0;
-  derivedWrite(s, () => {
-    const entered = performance.now();
-    for (const c of consumers)
-      if ((readWatermark(s, c.name)?.gen ?? 0) < g.n) open.push({ c, b: c.batch(s) });
-    if (open.length === 0) return;
-    const spent = open.map(() => 0);
-    let reading = 0;
-    const feed = (serial: number, json: string, sign: 1 | -1) => {
+  derivedWrite(
+    s,
+    () => {
+      const entered = performance.now();
+      for (const c of consumers)
+        if ((readWatermark(s, c.name)?.gen ?? 0) < g.n) open.push({ c, b: c.batch(s) });
+      if (open.length === 0) return;
+      const spent = open.map(() => 0);
+      let reading = 0;
+      const feed = (serial: number, json: string, sign: 1 | -1) => {
+        let t = performance.now();
+        const e = JSON.parse(json) as NostrEvent;
+        reading += performance.now() - t;
+        for (let i = 0; i < open.length; i++) {
+          t = performance.now();
+          open[i]!.b.add(e, serial, sign);
+          spent[i]! += performance.now() - t;
+        }
+      };
       let t = performance.now();
-      const e = JSON.parse(json) as NostrEvent;
-      reading += performance.now() - t;
-      for (let i = 0; i < open.length; i++) {
+      // Removal records first: they undo events of earlier generations, the adds are new ones.
+      for (const seq of g.removes) {
+        const r = removalRecord(s, seq);
+        reading += performance.now() - t;
+        feed(r.serial, r.json, -1);
         t = performance.now();
-        open[i]!.b.add(e, serial, sign);
-        spent[i]! += performance.now() - t;
       }
-    };
-    let t = performance.now();
-    // Removal records first: they undo events of earlier generations, the adds are new ones.
-    for (const seq of g.removes) {
-      const r = removalRecord(s, seq);
-      reading += performance.now() - t;
-      feed(r.serial, r.json, -1);
-      t = performance.now();
-    }
-    for (const serial of g.adds) {
-      const json = committedJson(s, serial, g.maxSeq);
-      reading += performance.now() - t;
-      feed(serial, json, 1);
-      t = performance.now();
-    }
-    took.read = (took.read ?? 0) + reading;
-    open.forEach(({ c, b }, i) => {
-      took[`${c.name}.add`] = (took[`${c.name}.add`] ?? 0) + spent[i]!;
-      if (c.writesOnly) return;
-      const t = performance.now();
-      b.write();
-      writeWatermark(s, c.name, mark(c, g));
-      addTime(took, `${c.name}.write`, t);
-    });
-    inside = performance.now() - entered;
-  });
+      for (const serial of g.adds) {
+        const json = committedJson(s, serial, g.maxSeq);
+        reading += performance.now() - t;
+        feed(serial, json, 1);
+        t = performance.now();
+      }
+      took.read = (took.read ?? 0) + reading;
+      open.forEach(({ c, b }, i) => {
+        took[`${c.name}.add`] = (took[`${c.name}.add`] ?? 0) + spent[i]!;
+        if (c.writesOnly) return;
+        const t = performance.now();
+        b.write();
+        writeWatermark(s, c.name, mark(c, g));
+        addTime(took, `${c.name}.write`, t);
+      });
+      inside = performance.now() - entered;
+    },
+    g.bytes,
+  );
   // The rest of the transaction's time is LMDB's commit (and sync).
   took.commit = (took.commit ?? 0) + performance.now() - began - inside;
   let last: unknown;

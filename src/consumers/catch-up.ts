@@ -41,7 +41,7 @@ export function catchUp(
         serial: high.serial,
         removal: high.removal,
       };
-      derivedWrite(s, () => writeWatermark(s, c.name, adopted), true);
+      derivedWrite(s, () => writeWatermark(s, c.name, adopted), "few");
       w = adopted;
     }
     // A watermark past the log's high-water marks belongs to another log (a data.mdb restored
@@ -60,7 +60,7 @@ export function catchUp(
           c.clear(s);
           writeWatermark(s, c.name, fresh);
         },
-        true,
+        "few",
       );
       w = fresh;
     }

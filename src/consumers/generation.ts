@@ -74,6 +74,7 @@ export class Gen {
       maxSeq: this.maxSeq,
       adds,
       removes: Float64Array.from(this.removes, (r) => r.seq),
+      bytes: this.bytes,
     };
   }
 }

@@ -14,8 +14,8 @@ import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey, serialProbe } from "./keys.ts";
 import { syncLogSync } from "./log-sync.ts";
 import { chooseMapSize } from "./map-size.ts";
-import { Preallocation } from "./preallocate.ts";
 import { removalsAfter, removalValue } from "./removals.ts";
+import { DerivedRoom } from "./room.ts";
 import { readHighWater } from "./serials.ts";
 import type { BinDb, Store } from "./types.ts";
 
@@ -82,16 +82,21 @@ export function replayStored(
   let events = 0;
   for (;;) {
     let n = 0;
-    derivedWrite(s, () => {
-      const range = { start: serialKey(next), end: serialKey(through + 1), limit: batch };
-      for (const { key, value } of s.events.getRange(range)) {
-        const serial = readU64(key as Buffer, 0);
-        apply(JSON.parse((value as Buffer).toString("utf8")) as NostrEvent, serial);
-        next = serial + 1;
-        n++;
-      }
-      endBatch();
-    });
+    // The bytes a batch adds are known once it is read: taken as 2 KiB an event.
+    derivedWrite(
+      s,
+      () => {
+        const range = { start: serialKey(next), end: serialKey(through + 1), limit: batch };
+        for (const { key, value } of s.events.getRange(range)) {
+          const serial = readU64(key as Buffer, 0);
+          apply(JSON.parse((value as Buffer).toString("utf8")) as NostrEvent, serial);
+          next = serial + 1;
+          n++;
+        }
+        endBatch();
+      },
+      batch * 2048,
+    );
     events += n;
     if (n > 0) progress?.(events);
     if (n < batch) return events;
@@ -104,7 +109,7 @@ export interface StoreOptions {
   /** let the kernel read ahead around each page fault (default false: MDB_NORDAHEAD) */
   readAhead?: boolean;
   /**
-   * write the derived environment through a writable memory map (preallocate.ts), as the relay
+   * write the derived environment through a writable memory map (room.ts), as the relay
    * does: only the process that writes the derived indexes, and one at a time (see
    * writeMapSize); default false
    */
@@ -144,8 +149,9 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   // it changes into the C heap first and keeps the copies for the next transaction. A consumer
   // batch changes most pages of the random-keyed trees (at a million events ~190 MiB of copies,
   // the largest part of the relay's anonymous memory); with the map they are file pages, which
-  // the kernel writes back and reclaims like any other. Blocks are allocated ahead of each write
-  // transaction then (preallocate.ts). The log keeps LMDB's copies: its transactions are small.
+  // the kernel writes back and reclaims like any other. A write transaction starts only where
+  // the filesystem has room for it then (room.ts). The log keeps LMDB's copies: its
+  // transactions are small.
   const derivedDir = join(path, DERIVED_DIR);
   const writeMap = o.writeMap === true;
   const derived = open({
@@ -182,9 +188,7 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
     deletedAddr: db("deleted_addr"),
     vanished: db("vanished"),
     state: ddb("state"),
-    room: writeMap
-      ? new Preallocation(derived, join(derivedDir, "data.mdb"), pageSizeOf(derived))
-      : undefined,
+    room: writeMap ? new DerivedRoom(derived, derivedDir, pageSizeOf(derived)) : undefined,
     meta: db("meta"),
     lastSerial: 0,
     indexers: [],
@@ -237,21 +241,22 @@ const pageSizeOf = (env: RootDatabase): number =>
   (env as unknown as { env: { stat(): { pageSize: number } } }).env.stat().pageSize;
 
 /**
- * A write transaction of the derived environment, synchronous: with its blocks allocated first
- * when it is written through a writable map (preallocate.ts), where a full disk throws here
- * (ENOSPC) instead of killing the process. `few`: it writes a few keys (watermarks, a cleared
- * database's root), within LMDB's free pages: a relay starts on a nearly full disk and says so
- * when a batch cannot get its room.
+ * A write transaction of the derived environment, synchronous. Written through a writable map,
+ * it starts only where the filesystem has room for the most it could grow the file (room.ts),
+ * and a full disk throws here (ENOSPC) instead of killing the process: `adding` is the stored
+ * JSON bytes of the events it adds, or "few" for a transaction of a few keys (watermarks, a
+ * cleared database's root), which LMDB's own free pages take, so that a relay starts on a
+ * nearly full disk and says so when a batch cannot get its room.
  */
-export function derivedWrite<T>(s: Store, fn: () => T, few = false): T {
-  if (!few) s.room?.ensure();
+export function derivedWrite<T>(s: Store, fn: () => T, adding: number | "few"): T {
+  if (adding !== "few") s.room?.check(adding);
   return s.derived.transactionSync(fn);
 }
 
 /** Closes both environments (the derived one first: nothing writes it once the log is shut). */
 export async function closeStore(s: Store): Promise<void> {
   await s.derived.close();
-  s.room?.close();
+
   // What was committed since the last acknowledgement (a data command's last commits) is
   // durable once closed.
   try {

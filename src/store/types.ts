@@ -4,8 +4,8 @@
 import type { Database, RootDatabase } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Arena } from "./keys.ts";
-import type { Preallocation } from "./preallocate.ts";
 import type { Removal } from "./removals.ts";
+import type { DerivedRoom } from "./room.ts";
 
 export type BinDb = Database<Buffer, Buffer>;
 
@@ -57,10 +57,10 @@ export interface DerivedEnv {
   /** the consumers' watermarks (consumer.ts) */
   state: BinDb;
   /**
-   * disk blocks allocated ahead of the derived environment's writes, when it is written through
-   * a writable memory map (preallocate.ts); use `derivedWrite` (store.ts) for its transactions
+   * the room its filesystem must have for each write transaction, when it is written through a
+   * writable memory map (room.ts); use `derivedWrite` (store.ts) for its transactions
    */
-  room: Preallocation | undefined;
+  room: DerivedRoom | undefined;
 }
 
 /** What the writer of this process keeps between and inside its transactions. */

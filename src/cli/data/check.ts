@@ -74,14 +74,19 @@ function repair(store: Store, r: CheckResult, rebuildIndexes: boolean): { fixed:
   const rebuilt = new Set<string>();
   for (const f of fixes) if (f.op === "rebuild") rebuilt.add(f.consumer);
   if (rebuildIndexes) rebuilt.add("indexes");
-  derivedWrite(store, () => {
-    for (const f of fixes) {
-      if (f.op === "put" && f.env === "derived" && !rebuildIndexes) f.db.putSync(f.key, f.value);
-      if (f.op === "remove" && f.env === "derived" && !rebuildIndexes) f.db.removeSync(f.key);
-      if (f.op === "putEntry" && !rebuildIndexes) putEntry(f.db, f.key);
-      if (f.op === "removeEntry" && !rebuildIndexes) removeEntry(f.db, f.key);
-    }
-  });
+  derivedWrite(
+    store,
+    () => {
+      for (const f of fixes) {
+        if (f.op === "put" && f.env === "derived" && !rebuildIndexes) f.db.putSync(f.key, f.value);
+        if (f.op === "remove" && f.env === "derived" && !rebuildIndexes) f.db.removeSync(f.key);
+        if (f.op === "putEntry" && !rebuildIndexes) putEntry(f.db, f.key);
+        if (f.op === "removeEntry" && !rebuildIndexes) removeEntry(f.db, f.key);
+      }
+    },
+    // each fix a key or two
+    fixes.length * 256,
+  );
   for (const name of rebuilt) markStale(store, name);
   const serials = new Set<number>();
   // The removal log's seqs come from the high-water marks, as every write to the log takes them.
