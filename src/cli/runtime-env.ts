@@ -24,13 +24,12 @@ import type { Config } from "../config/schema.ts";
 import { ownCommandLine } from "../handover/command-line.ts";
 import { runByAnotherProgram } from "../platform.ts";
 
-// BUN_JSC_forceRAMSize (`process.gcRamMb`, unset by default): JavaScriptCore lets a heap grow in
-// proportion to the memory it sees (the machine's, or its memory cgroup's) before collecting. On
-// a 24 GiB machine the main thread's heap swung between 80 and 325 MB for ~60 MB live during a
-// million-event ingest; told 256 MiB, the relay's peak anonymous memory fell from ~900 to ~550
-// MiB, for 10-15% less throughput (more collections). In a 1 GiB cgroup JavaScriptCore already
-// sizes its heaps for the cgroup: 3,312 events/s sustained and 619 MiB peak at its default,
-// 3,187 and 514 at 256 MiB (docs/performance.md).
+// BUN_JSC_forceRAMSize (`process.gcRamMb`, 256 MiB by default): JavaScriptCore lets a heap grow
+// in proportion to the memory it sees (the machine's, or its memory cgroup's) before collecting.
+// On a 24 GiB machine the main thread's heap swung between 80 and 325 MB for ~60 MB live during a
+// million-event ingest. Told 256 MiB, the relay's peak anonymous memory over that ingest was
+// 231-233 MiB against ~450 at the machine's figure, for ~5% fewer events a second (more
+// collections; docs/performance.md). 0 leaves it unset.
 const PURGE = "MIMALLOC_PURGE_DELAY";
 const RAM = "BUN_JSC_forceRAMSize";
 const FTL = "BUN_JSC_thresholdForFTLOptimizeAfterWarmUp";

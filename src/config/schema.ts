@@ -166,7 +166,7 @@ export const SCHEMA = {
     "events committed and not yet in the derived indexes, at most: past it the writer waits for them and ingest stops reading EVENTs from the sockets (0 = no bound)",
     false,
   ),
-  "consumers.maxBacklogMb": i(48, "stored bytes of those events, at most, in MiB (0 = no bound)", false),
+  "consumers.maxBacklogMb": i(32, "stored bytes of those events, at most, in MiB (0 = no bound)", false),
   "consumers.thread": b(true, "derived indexes apply new events on a thread of their own", false),
   "query.yieldEvery": i(512, "index entries scanned before a query yields to other connections", false, {
     min: 16,
@@ -281,7 +281,7 @@ export const SCHEMA = {
     { min: -1 },
   ),
   "process.gcRamMb": i(
-    0,
+    256,
     "memory JavaScriptCore sizes its heaps' growth for, in MiB (0 = what the machine or its memory cgroup has; sets BUN_JSC_forceRAMSize): less collects sooner, for more CPU",
     false,
     { min: 0 },

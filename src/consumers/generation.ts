@@ -10,7 +10,7 @@
 // REQ indexes, read by every REQ), which builds it at commit from the event the writer parsed.
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Consumer } from "../store/consumer.ts";
-import { committedJson, removalRecord } from "../store/store.ts";
+import { CommittedReader, removalRecord } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
 import type { GenPayload } from "./apply.ts";
 
@@ -115,10 +115,11 @@ export function viewOf(s: Store, consumers: readonly Consumer[], g: Gen, i: numb
   if (g.building[i]) return v;
   g.building[i] = true;
   try {
+    const committed = new CommittedReader(s, g.maxSeq);
     while (g.addsSeen[i]! < g.adds.length) {
       const a = g.adds[g.addsSeen[i]!++]!;
       if (a.dropped) continue;
-      const p = partOf(c, committedJson(s, a.serial, g.maxSeq));
+      const p = partOf(c, committed.json(a.serial));
       if (p !== null) c.view(v, { serial: a.serial, p }, 1, false);
     }
     while (g.removesSeen[i]! < g.removes.length) {

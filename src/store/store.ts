@@ -14,7 +14,7 @@ import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey, serialProbe } from "./keys.ts";
 import { syncLogSync } from "./log-sync.ts";
 import { chooseMapSize } from "./map-size.ts";
-import { removalsAfter, removalValue } from "./removals.ts";
+import { removalValue } from "./removals.ts";
 import { DerivedRoom } from "./room.ts";
 import { readHighWater } from "./serials.ts";
 import type { BinDb, Store } from "./types.ts";
@@ -306,15 +306,47 @@ export function readEvent(s: Store, serial: number): string | undefined {
 }
 
 /**
- * The stored JSON of an event committed under `serial`, which the consumers have not applied
- * yet: in the log, unless it was removed since, and then in its removal record (kept until
- * every consumer has applied the removal), past seq `after`.
+ * The stored JSON of events committed that the consumers have not applied yet: in the log,
+ * unless removed since, and then in its removal record (kept until every consumer has applied
+ * the removal), past seq `after`. The removal records past `after` are indexed by serial at
+ * the first event not in the log and again at a later one, each record read once: a walk of
+ * them for each such event made reading a generation quadratic once a fresh snapshot of the
+ * log came between its commit and its reading (a run of contact lists, most replaced since).
  */
-export function committedJson(s: Store, serial: number, after: number): string {
-  const json = readEvent(s, serial);
-  if (json !== undefined) return json;
-  for (const r of removalsAfter(s.removals, after)) if (r.serial === serial) return r.json;
-  throw new Error(`event ${serial} is neither stored nor in the removal log`);
+export class CommittedReader {
+  /** serial → seq of its removal record, for the records up to `scanned` */
+  private removed: Map<number, number> | undefined;
+  private scanned: number;
+
+  constructor(
+    private readonly s: Store,
+    after: number,
+  ) {
+    this.scanned = after;
+  }
+
+  json(serial: number): string {
+    const json = readEvent(this.s, serial);
+    if (json !== undefined) return json;
+    let seq = this.removed?.get(serial);
+    if (seq === undefined) {
+      this.scan();
+      seq = this.removed!.get(serial);
+    }
+    if (seq === undefined) throw new Error(`event ${serial} is neither stored nor in the removal log`);
+    return removalRecord(this.s, seq).json;
+  }
+
+  private scan(): void {
+    if (this.removed === undefined) this.removed = new Map();
+    const removed = this.removed;
+    for (const key of this.s.removals.getKeys({ start: serialKey(this.scanned + 1) } as never)) {
+      const seq = readU64(key as Buffer, 0);
+      const v = this.s.removals.getBinaryFast(key as Buffer) as Buffer | undefined;
+      if (v !== undefined) removed.set(readU64(v, 0), seq);
+      this.scanned = seq;
+    }
+  }
 }
 
 /** A removal record the consumers have not applied yet: the serial and JSON of what it removed. */
