@@ -4,10 +4,11 @@
 import { Worker } from "node:worker_threads";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { WalkReply, WalkRequest } from "../search/remote.ts";
+import { CommittedReader, removalRecord } from "../store/committed.ts";
 import type { Batch, Consumer, Watermark } from "../store/consumer.ts";
 import { readWatermark, writeWatermark } from "../store/consumer.ts";
 import type { StoreOptions } from "../store/store.ts";
-import { CommittedReader, derivedWrite, removalRecord } from "../store/store.ts";
+import { derivedWrite } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
 
 /**

@@ -9,8 +9,8 @@
 // parsed once per consumer), except for a consumer that wants its view at once (`eagerView`: the
 // REQ indexes, read by every REQ), which builds it at commit from the event the writer parsed.
 import type { NostrEvent } from "../nostr/event.ts";
+import { CommittedReader, removalRecord } from "../store/committed.ts";
 import type { Consumer } from "../store/consumer.ts";
-import { CommittedReader, removalRecord } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
 import type { GenPayload } from "./apply.ts";
 

@@ -14,7 +14,8 @@
 // size is checked the same way (two maps), so a size the machine cannot map is refused with a
 // message instead of a crash.
 import { dlopen, FFIType } from "bun:ffi";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, openSync, statSync } from "node:fs";
+import { join } from "node:path";
 
 /** The largest map the default takes, in GiB: more than any one relay's data. */
 export const MAX_AUTO_MAP_SIZE_GB = 1024;
@@ -134,3 +135,30 @@ function measure(): MapSize {
     gb === MAX_AUTO_MAP_SIZE_GB ? "the most it takes" : `${AUTO_MAPS} maps of ${gb * 2} GiB did not fit`;
   return { gb, how: `${gb} GiB per environment (sized from the address space: ${why})` };
 }
+
+/**
+ * The map of a derived environment written through a writable map. LMDB makes the file as long
+ * as the map, so a map of the fixed size the other environment takes (up to 1 TiB) would be a
+ * sparse file of that length, which plain copies (cp without --sparse, rsync without -S, tar
+ * without -S, Node's fs.cp) write out in full. So it starts at twice what the file holds (at
+ * least MIN_WRITE_MAP), and lmdb-js doubles it as the data grows. Never below the file's length:
+ * LMDB cuts the file to the map's size at open, and another process of the relay (a handover's
+ * predecessor) may still have it mapped further.
+ */
+export function writeMapSize(dir: string, most: number): number {
+  let size = 0;
+  let onDisk = 0;
+  try {
+    const st = statSync(join(dir, "data.mdb"));
+    size = st.size;
+    onDisk = st.blocks * 512;
+  } catch {
+    // a new environment
+  }
+  let map = MIN_WRITE_MAP;
+  while (map < 2 * onDisk) map *= 2;
+  return Math.min(most, Math.max(map, size));
+}
+
+/** The least map of a derived environment written through a writable map (writeMapSize). */
+const MIN_WRITE_MAP = 64 * 2 ** 20;

@@ -5,7 +5,7 @@
 // a consumer's batch never makes the writer (and the OKs) wait for LMDB's one write lock, and
 // everything in derived/ can be rebuilt from the log. Also knows which index entries an event
 // owns. Reading and writing policies live in writer.ts and query.ts.
-import { closeSync, openSync, statSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Database, RootDatabase } from "lmdb";
 import { open } from "lmdb";
@@ -13,7 +13,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey, serialProbe } from "./keys.ts";
 import { syncLogSync } from "./log-sync.ts";
-import { chooseMapSize } from "./map-size.ts";
+import { chooseMapSize, writeMapSize } from "./map-size.ts";
 import { removalValue } from "./removals.ts";
 import { DerivedRoom } from "./room.ts";
 import { readHighWater } from "./serials.ts";
@@ -111,7 +111,7 @@ export interface StoreOptions {
   /**
    * write the derived environment through a writable memory map (room.ts), as the relay
    * does: only the process that writes the derived indexes, and one at a time (see
-   * writeMapSize); default false
+   * map-size.ts writeMapSize); default false
    */
   writeMap?: boolean;
 }
@@ -209,33 +209,6 @@ export const DERIVED_DIR = "derived";
 
 export const EMPTY = Buffer.alloc(0);
 
-/**
- * The map of a derived environment written through a writable map. LMDB makes the file as long
- * as the map, so a map of the fixed size the other environment takes (up to 1 TiB) would be a
- * sparse file of that length, which plain copies (cp without --sparse, rsync without -S, tar
- * without -S, Node's fs.cp) write out in full. So it starts at twice what the file holds (at
- * least MIN_WRITE_MAP), and lmdb-js doubles it as the data grows. Never below the file's length:
- * LMDB cuts the file to the map's size at open, and another process of the relay (a handover's
- * predecessor) may still have it mapped further.
- */
-function writeMapSize(dir: string, most: number): number {
-  let size = 0;
-  let onDisk = 0;
-  try {
-    const st = statSync(join(dir, "data.mdb"));
-    size = st.size;
-    onDisk = st.blocks * 512;
-  } catch {
-    // a new environment
-  }
-  let map = MIN_WRITE_MAP;
-  while (map < 2 * onDisk) map *= 2;
-  return Math.min(most, Math.max(map, size));
-}
-
-/** The least map of a derived environment written through a writable map (writeMapSize). */
-const MIN_WRITE_MAP = 64 * 2 ** 20;
-
 /** The page size of an environment. */
 const pageSizeOf = (env: RootDatabase): number =>
   (env as unknown as { env: { stat(): { pageSize: number } } }).env.stat().pageSize;
@@ -303,57 +276,6 @@ export function indexEntries(s: Store, e: NostrEvent, serial: number): [BinDb, B
 /** The stored JSON of an event by serial, or undefined. */
 export function readEvent(s: Store, serial: number): string | undefined {
   return s.eventsText.get(serialProbe(serial));
-}
-
-/**
- * The stored JSON of events committed that the consumers have not applied yet: in the log,
- * unless removed since, and then in its removal record (kept until every consumer has applied
- * the removal), past seq `after`. The removal records past `after` are indexed by serial at
- * the first event not in the log and again at a later one, each record read once: a walk of
- * them for each such event made reading a generation quadratic once a fresh snapshot of the
- * log came between its commit and its reading (a run of contact lists, most replaced since).
- */
-export class CommittedReader {
-  /** serial → seq of its removal record, for the records up to `scanned` */
-  private removed: Map<number, number> | undefined;
-  private scanned: number;
-
-  constructor(
-    private readonly s: Store,
-    after: number,
-  ) {
-    this.scanned = after;
-  }
-
-  json(serial: number): string {
-    const json = readEvent(this.s, serial);
-    if (json !== undefined) return json;
-    let seq = this.removed?.get(serial);
-    if (seq === undefined) {
-      this.scan();
-      seq = this.removed!.get(serial);
-    }
-    if (seq === undefined) throw new Error(`event ${serial} is neither stored nor in the removal log`);
-    return removalRecord(this.s, seq).json;
-  }
-
-  private scan(): void {
-    if (this.removed === undefined) this.removed = new Map();
-    const removed = this.removed;
-    for (const key of this.s.removals.getKeys({ start: serialKey(this.scanned + 1) } as never)) {
-      const seq = readU64(key as Buffer, 0);
-      const v = this.s.removals.getBinaryFast(key as Buffer) as Buffer | undefined;
-      if (v !== undefined) removed.set(readU64(v, 0), seq);
-      this.scanned = seq;
-    }
-  }
-}
-
-/** A removal record the consumers have not applied yet: the serial and JSON of what it removed. */
-export function removalRecord(s: Store, seq: number): { serial: number; json: string } {
-  const v = s.removals.get(serialKey(seq));
-  if (v === undefined) throw new Error(`removal record ${seq} is gone`);
-  return { serial: readU64(v, 0), json: v.toString("utf8", 8) };
 }
 
 /**
