@@ -14,6 +14,7 @@ import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey, serialProbe } from "./keys.ts";
 import { syncLogSync } from "./log-sync.ts";
 import { chooseMapSize, writeMapSize } from "./map-size.ts";
+import { openGate, shareGateInWrites } from "./open-gate.ts";
 import { removalValue } from "./removals.ts";
 import { DerivedRoom } from "./room.ts";
 import { readHighWater } from "./serials.ts";
@@ -143,7 +144,11 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   // instead of ~2.0 at the median here), and what acknowledges a write waits for `syncLog`.
   // The derived environment keeps LMDB's default: nothing but the consumers waits on its
   // commits, and the log rebuilds it.
-  const env = open({ path, ...options, noMetaSync: true } as never);
+  // Each opening waits for the other processes' commits in flight and holds their next ones
+  // (open-gate.ts: an opening can lose a commit made meanwhile).
+  const gate = openGate(path);
+  const env = gate.whileOpening(() => open({ path, ...options, noMetaSync: true } as never) as RootDatabase);
+  shareGateInWrites(env, gate);
   // The relay writes the derived environment through a writable memory map (MDB_WRITEMAP): a
   // write transaction changes pages in the page cache, where otherwise LMDB copies every page
   // it changes into the C heap first and keeps the copies for the next transaction. A consumer
@@ -154,11 +159,15 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   // transactions are small.
   const derivedDir = join(path, DERIVED_DIR);
   const writeMap = o.writeMap === true;
-  const derived = open({
-    path: derivedDir,
-    ...options,
-    ...(writeMap ? { useWritemap: true, mapSize: writeMapSize(derivedDir, mapSize) } : {}),
-  } as never) as RootDatabase;
+  const derived = gate.whileOpening(
+    () =>
+      open({
+        path: derivedDir,
+        ...options,
+        ...(writeMap ? { useWritemap: true, mapSize: writeMapSize(derivedDir, mapSize) } : {}),
+      } as never) as RootDatabase,
+  );
+  shareGateInWrites(derived, gate);
   dropMoved(env);
   dropOldIndexes(derived);
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
@@ -170,6 +179,7 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
     path,
     env,
     logFd: openSync(join(path, "data.mdb"), "r+"),
+    gate,
     syncedSerial: 0,
     derived,
     events,
@@ -237,6 +247,7 @@ export async function closeStore(s: Store): Promise<void> {
   } finally {
     closeSync(s.logFd);
     await s.env.close();
+    s.gate.close();
   }
 }
 

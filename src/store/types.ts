@@ -4,6 +4,7 @@
 import type { Database, RootDatabase } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Arena } from "./keys.ts";
+import type { OpenGate } from "./open-gate.ts";
 import type { Removal } from "./removals.ts";
 import type { DerivedRoom } from "./room.ts";
 
@@ -22,6 +23,8 @@ export interface LogEnv {
    * to the next sync (log-sync.ts), and every acknowledgement waits for one.
    */
   logFd: number;
+  /** the directory's lock between openings and commits, as this thread holds it (open-gate.ts) */
+  gate: OpenGate;
   /** the highest serial whose commit a completed `syncLog` covers */
   syncedSerial: number;
   events: BinDb;
