@@ -12,9 +12,9 @@
 // So an open and another process's commits never overlap: a file lock in the data directory
 // (flock, shared by any number of holders or held by one alone), taken exclusively around each
 // environment's opening, and shared by every write transaction of either environment, from
-// before it begins until it is committed or aborted. A process's opens are then a few
-// milliseconds during which the others' next commits wait. Both environments of a directory
-// (the log and derived/) share its lock.
+// before it begins until its commit is visible (its meta page written) or it is aborted. A
+// process's opens are then a few milliseconds during which the others' next commits wait. Both
+// environments of a directory (the log and derived/) share its lock.
 //
 // Each thread has its own descriptor of the lock file (flock is held by a descriptor), counts
 // the write transactions it has in flight and holds the shared lock while there is one. A
