@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { storedJson } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { hexBytes } from "./keys.ts";
+import { OPEN_LOCK_FILE } from "./open-gate.ts";
 import { closeStore, openStore } from "./store.ts";
 import { Writer } from "./writer.ts";
 
@@ -63,3 +64,35 @@ test("every commit answered stored survives another process opening and closing 
     rmSync(dir, { recursive: true, force: true });
   }
 }, 60_000);
+
+test.skipIf(process.platform !== "linux")(
+  "an opening that never ends costs the writes one wait, not one each, and nothing is refused",
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), "open-gate-stuck-"));
+    const s = openStore(dir);
+    // Another process holds the lock exclusively and never lets go (an opening stopped half way).
+    const script = join(dir, "hold.ts");
+    writeFileSync(
+      script,
+      `import { dlopen, FFIType } from "bun:ffi";
+     import { openSync } from "node:fs";
+     const { symbols } = dlopen("libc.so.6", { flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 } });
+     if (symbols.flock(openSync(${JSON.stringify(join(dir, OPEN_LOCK_FILE))}, "a"), 2) !== 0) process.exit(1);
+     console.log("held");
+     setInterval(() => {}, 1000);`,
+    );
+    const holder = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "inherit" });
+    try {
+      await holder.stdout.getReader().read();
+      const w = new Writer(s, 64, () => {});
+      for (let n = 1; n <= 5; n++) expect((await w.submit(...ev(n))).status).toBe("stored");
+      expect(s.gate.waitsRunOut).toBe(1);
+    } finally {
+      holder.kill("SIGKILL");
+      await holder.exited;
+      await closeStore(s);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+  30_000,
+);

@@ -91,8 +91,12 @@ export class OpenGate {
   private asyncTxns = 0;
   private opening = false;
   private shared = false;
+  /** the last write's wait for the lock ran out (an opening that does not end) */
+  private waitedOut = false;
   /** stores of this directory open in this thread */
   refs = 0;
+  /** writes that waited WRITE_WAIT_MS for the lock and went on without it */
+  waitsRunOut = 0;
 
   constructor(
     readonly dir: string,
@@ -120,7 +124,12 @@ export class OpenGate {
 
   private enter(): void {
     if (this.fd === undefined || this.opening || this.shared) return;
-    this.shared = lock(this.fd, LOCK_SH, WRITE_WAIT_MS);
+    // After a wait that ran out, each write asks once without waiting until the lock is had
+    // again: an opening stopped half way costs the writes one wait, not one each.
+    const wait = this.waitedOut ? 0 : WRITE_WAIT_MS;
+    this.shared = lock(this.fd, LOCK_SH, wait);
+    if (!this.shared && wait > 0 && flockFn) this.waitsRunOut++;
+    this.waitedOut = !this.shared && flockFn != null;
   }
 
   private leave(): void {
