@@ -111,7 +111,7 @@ export class OpenGate {
     if (!flockFn) return open();
     if (!lock(this.fd, LOCK_EX, OPEN_WAIT_MS))
       throw new Error(
-        `${this.dir}: another process has written for ${OPEN_WAIT_MS / 1000} s without a pause (${OPEN_LOCK_FILE}); opening now could lose one of its commits`,
+        `${this.dir}: another process has held ${OPEN_LOCK_FILE} for ${OPEN_WAIT_MS / 1000} s (writing without a pause, or stopped while it opens the store); opening now could lose one of its commits`,
       );
     this.opening = true;
     try {
