@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { storedJson } from "../nostr/canonical.ts";
+import { unsignedNote } from "../../test/fixtures/stored-events.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { closeStore, openStore } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
@@ -19,19 +19,7 @@ afterAll(async () => {
 });
 
 let n = 0;
-const ev = (): [NostrEvent, string] => {
-  n++;
-  const e: NostrEvent = {
-    id: n.toString(16).padStart(64, "0"),
-    pubkey: "ab".repeat(32),
-    created_at: 1_700_000_000 + n,
-    kind: 1,
-    tags: [],
-    content: "x",
-    sig: "cd".repeat(64),
-  };
-  return [e, storedJson(e)];
-};
+const ev = (): [NostrEvent, string] => unsignedNote(++n);
 
 /** A real store and writer whose commits go to `onCommit` (set once the outbox exists). */
 function setup() {

@@ -38,6 +38,9 @@ export interface Applier {
   readonly took?: Timings;
 }
 
+/** Events read from the log on one snapshot (applyGeneration). */
+const RENEW_EVERY = 1000;
+
 /**
  * Applies generation `g` to every consumer that has not applied it yet, with their watermarks:
  * in one write transaction of the derived environment, each event is read from the log, parsed
@@ -48,9 +51,6 @@ export interface Applier {
  * as one transaction; resolves once everything is committed. A generation sent again (after a
  * failure) is applied once: the watermarks, read in the transaction, tell.
  */
-/** Events read from the log on one snapshot (applyGeneration). */
-const RENEW_EVERY = 1000;
-
 export async function applyGeneration(
   s: Store,
   consumers: readonly Consumer[],

@@ -5,25 +5,14 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { storedJson } from "../nostr/canonical.ts";
+import { unsignedNote } from "../../test/fixtures/stored-events.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { hexBytes } from "./keys.ts";
 import { OPEN_LOCK_FILE } from "./open-gate.ts";
 import { closeStore, openStore } from "./store.ts";
 import { Writer } from "./writer.ts";
 
-const ev = (n: number): [NostrEvent, string] => {
-  const e: NostrEvent = {
-    id: n.toString(16).padStart(64, "0"),
-    pubkey: "ab".repeat(32),
-    created_at: 1_700_000_000 + n,
-    kind: 1,
-    tags: [],
-    content: "x".repeat(200),
-    sig: "cd".repeat(64),
-  };
-  return [e, storedJson(e)];
-};
+const ev = (n: number): [NostrEvent, string] => unsignedNote(n, "x".repeat(200));
 
 test("every commit answered stored survives another process opening and closing the store meanwhile", async () => {
   const dir = mkdtempSync(join(tmpdir(), "open-gate-"));

@@ -38,7 +38,7 @@ const LOCK_UN = 8;
  * lets go is a bug or a stopped process; failing says so, where opening anyway could lose a
  * commit).
  */
-export const OPEN_WAIT_MS = 60_000;
+const OPEN_WAIT_MS = 60_000;
 /**
  * How long a write waits for an opening before it goes on without the lock: an opening holds
  * it for milliseconds, and a process stopped in the middle of one (SIGSTOP, a debugger) must
@@ -86,7 +86,11 @@ function unlock(fd: number): void {
 
 /** One data directory's lock, as this thread holds it. */
 export class OpenGate {
-  /** write transactions in flight: synchronous ones (nested included) and lmdb-js's batches */
+  /**
+   * write transactions in flight: synchronous ones (nested included) and lmdb-js's batches,
+   * counted apart so that an abort lmdb-js makes twice on an error path can only end a
+   * synchronous one's hold, never a batch's
+   */
   private syncTxns = 0;
   private asyncTxns = 0;
   private opening = false;

@@ -2,6 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { unsignedNote } from "../../test/fixtures/stored-events.ts";
 import { storedJson } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { serialKey } from "./keys.ts";
@@ -18,18 +19,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const ev = (n: number): [NostrEvent, string] => {
-  const e: NostrEvent = {
-    id: n.toString(16).padStart(64, "0"),
-    pubkey: "ab".repeat(32),
-    created_at: 1_700_000_000 + n,
-    kind: 1,
-    tags: [],
-    content: "x",
-    sig: "cd".repeat(64),
-  };
-  return [e, storedJson(e)];
-};
+const ev = (n: number): [NostrEvent, string] => unsignedNote(n);
 
 test("work submitted while the previous batch is being flushed is committed too", async () => {
   const w = new Writer(store, 2048, () => {});
