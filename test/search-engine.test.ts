@@ -10,7 +10,7 @@ import type { NostrEvent } from "../src/nostr/event.ts";
 import type { Filter } from "../src/nostr/filter.ts";
 import { matchFilter } from "../src/nostr/filter.ts";
 import { BLOCK_BYTES, decodeBlock, tokenBounds, tokenPrefix } from "../src/search/blocks.ts";
-import { select } from "../src/search/candidates.ts";
+import { Candidates, rankOrder, select } from "../src/search/candidates.ts";
 import { matchSearch } from "../src/search/match.ts";
 import { PostingStream } from "../src/search/postings.ts";
 import { removeBySerial } from "../src/store/lifecycle.ts";
@@ -210,6 +210,22 @@ describe("the top-k cut", () => {
       expect(await count({ search: "alpha beta" })).toBe(900);
     }
   });
+
+  test("a ranked search keeps every candidate tied with the best it needs: of equal scores the newest win", async () => {
+    // 400 documents of one score, each newer than the one before: the best 5 are the last 5
+    // stored, met after the walk already holds more than the 5 it ranks.
+    const docs = Array.from({ length: 400 }, (_, i) => ev("gamma delta", { created_at: T + 1000 + i }));
+    await put(...docs);
+    const newest = docs
+      .slice(-5)
+      .reverse()
+      .map((e) => e.id);
+    for (const applied of [false, true]) {
+      if (applied) await apply();
+      expect(await ids({ search: "gamma delta", limit: 5 })).toEqual(newest);
+      expect(await ids({ search: "delta gamma", limit: 5 })).toEqual(newest);
+    }
+  });
 });
 
 describe("blocks", () => {
@@ -299,7 +315,84 @@ describe("many small blocks", () => {
   });
 });
 
+describe("two words at block edges", () => {
+  test("a word's next block whose last posting is the other word's current one is entered", async () => {
+    // Three postings a block (64 bytes: a 40-byte header and 7-byte narrow postings). With
+    // `lead` the rarer word: [1 2 3] [5 6 7] and `other` [1 7 8 9 10 11 12], the lead's first
+    // block ends below 7, and its next block ends exactly at 7. Then the same shape with the
+    // commoner word's block ending at the lead's posting: [1 2 3] [5 6 7] against [1 7].
+    ix.blockBytes = 64;
+    try {
+      const docs = (a: string, b: string, tail: number) => [
+        ev(`${a} ${b}`),
+        ev(a),
+        ev(a),
+        ev("edgefill"),
+        ev(a),
+        ev(a),
+        ev(`${a} ${b}`),
+        ...Array.from({ length: tail }, () => ev(b)),
+      ];
+      const first = docs("edgelead", "edgeother", 5);
+      const second = docs("edgecommon", "edgerare", 0);
+      await put(...first, ...second);
+      await apply();
+      for (const w of ["edgelead", "edgecommon"]) expect(postingsOf(w)).toEqual({ postings: 6, blocks: 2 });
+      for (const [q, set] of [
+        ["edgelead edgeother", first],
+        ["edgecommon edgerare", second],
+      ] as const) {
+        const want = [set[0]!.id, set[6]!.id].sort();
+        expect([q, (await ids({ search: q, limit: 10 })).sort()]).toEqual([q, want]);
+        expect([q, await count({ search: q })]).toEqual([q, 2]);
+      }
+    } finally {
+      ix.blockBytes = BLOCK_BYTES;
+    }
+  });
+});
+
 describe("ranking: selection of the cut", () => {
+  test("candidates kept for the best k rank as every candidate does, ties at the floor included", () => {
+    let seed = 3;
+    const rand = (k: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % k;
+    };
+    for (let round = 0; round < 300; round++) {
+      const n = 1 + rand(2000);
+      const keep = 1 + rand(60);
+      // few distinct scores and times: long runs of ties at the cut
+      const spread = 1 + rand(round % 2 === 0 ? 4 : 500);
+      const all = Candidates.take();
+      const kept = Candidates.take();
+      kept.keepBest(keep);
+      for (let serial = 1; serial <= n; serial++) {
+        const time = T + rand(1 + (round % 5));
+        const score = rand(spread) / 3;
+        all.push(serial, time, score);
+        kept.push(serial, time, score);
+      }
+      // The best `keep` in rank order, with every candidate tied with the last of them (score
+      // and created_at): what the engine may load before its cut.
+      const serialsOf = (c: Candidates) => {
+        const order = rankOrder(c, keep);
+        let end = Math.min(keep, order.length);
+        const last = order[end - 1]!;
+        while (
+          end < order.length &&
+          c.score[order[end]!] === c.score[last] &&
+          c.time[order[end]!] === c.time[last]
+        )
+          end++;
+        return order.slice(0, end).map((k) => c.serial[k]!);
+      };
+      expect([round, serialsOf(kept)]).toEqual([round, serialsOf(all)]);
+      all.release();
+      kept.release();
+    }
+  });
+
   test("select() finds the value sorting puts at each position, duplicates and all", () => {
     let seed = 11;
     const rand = (k: number) => {

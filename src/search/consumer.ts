@@ -129,11 +129,14 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
   highFrom = 50_000;
   /**
    * The rarest word's documents from which a search's walk may run on the consumers' thread
-   * (engine.ts; tests lower it). Shorter walks are not worth the crossing: at 50k events, where
-   * the rarest word of a search is in at most ~15,000 documents, sending every walk took the
-   * search p99 from 12.5 to 16-17 ms.
+   * (engine.ts; tests lower it). Shorter walks are not worth the crossing: a round trip of a
+   * walk's request and reply between two threads takes 75-100 µs, what walking ~5,000
+   * documents against a common word does. Since walks send back only the candidates that can
+   * rank (Candidates.keepBest: ~300 for a limit of 20, where it was every match), sending the
+   * 50k store's walks (rarest word in ~15,000 documents) raised the search phase from
+   * ~1,600 to ~2,100 searches/s; before, their replies of ~9,000 candidates made it slower.
    */
-  offloadFrom = 20_000;
+  offloadFrom = 5_000;
   /** bytes a block is closed at (tests lower it to get many blocks from little data) */
   blockBytes = BLOCK_BYTES;
 

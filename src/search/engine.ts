@@ -73,6 +73,7 @@ async function searchFilter(
       c = Candidates.take();
     }
     searchPaths.all++;
+    c.keepBest(ranked(p, limit));
     return (await allWalk(ix, u, o, c, off)) ? unscored(await best(s, p, c, limit, o)) : undefined;
   } finally {
     c.release();
@@ -91,12 +92,13 @@ async function remoteWalk(
   high: boolean,
   limit: number,
   off: WalkOffload | undefined,
+  keep = 0,
 ): Promise<WalkReply | undefined> {
   // Only walks long enough to be worth the crossing (SearchIndex.offloadFrom), to the thread
   // with fewer walks in hand (a million events, 8 searches in flight: a fixed two or six in
   // flight there gave a p99 of 20 ms, sharing them 16-17 ms).
   if (u.words[0]!.df < ix.offloadFrom || !off?.ready() || off.inFlight() > localWalks) return undefined;
-  const req = walkRequest(ix, u, o, high, limit);
+  const req = walkRequest(ix, u, o, high, limit, keep);
   if (!req) return undefined;
   const r = await off.walk(req).catch(() => undefined);
   if (!r || r.error !== undefined) {
@@ -135,7 +137,7 @@ async function allWalk(
   c: Candidates,
   off: WalkOffload | undefined,
 ): Promise<boolean> {
-  if (await remoteWalk(ix, u, o, c, false, 0, off)) return !o.cancelled?.();
+  if (await remoteWalk(ix, u, o, c, false, 0, off, c.keeping)) return !o.cancelled?.();
   return local(() => allCandidates(ix, u, o, c));
 }
 
@@ -154,6 +156,13 @@ async function local<T>(walk: () => Promise<T>): Promise<T> {
 /** Walks run on the other thread since start, and sent there but run here after it failed (/metrics). */
 export const remoteWalks = { count: 0, failed: 0 };
 
+/**
+ * How many of the best candidates can hold a search's results: `limit` with a little slack
+ * (an event removed since the snapshot is skipped when loaded), or 0 when every candidate may
+ * be needed because the loaded events decide (other conditions of the filter, access rules).
+ */
+const ranked = (p: Prepared, limit: number): number => (p.needsEvent || p.checksAccess ? 0 : limit * 2 + 16);
+
 /** The best `limit` candidates the reader may see, loaded; undefined if cancelled. */
 async function best(
   s: Store,
@@ -162,8 +171,7 @@ async function best(
   limit: number,
   o: QueryOptions,
 ): Promise<ScoredHit[] | undefined> {
-  // A little slack: an event removed since the snapshot is skipped when loaded.
-  const order = rankOrder(c, p.needsEvent || p.checksAccess ? c.n : limit * 2 + 16);
+  const order = rankOrder(c, ranked(p, limit) || c.n);
   const hits: ScoredHit[] = [];
   let cutScore = Number.NaN;
   let cutTime = Number.NaN;

@@ -29,6 +29,7 @@ class Intersection {
 
   /** Adds matches to `c` until `blocks` index blocks were read; true when done. */
   step(c: Candidates, blocks: number): boolean {
+    if (this.streams.length === 2) return this.stepPair(c, blocks);
     const streams = this.streams;
     const lead = streams[0]!;
     const k = streams.length;
@@ -38,11 +39,6 @@ class Intersection {
     while (this.more && read < blocks) {
       let target = lead.serial;
       let i = 1;
-      if (k === 2) {
-        if (!lead.meet(streams[1]!)) return this.done();
-        target = lead.serial;
-        i = 2;
-      }
       while (i < k) {
         const s = streams[i]!;
         if (!s.seek(target)) return this.done();
@@ -69,6 +65,68 @@ class Intersection {
       }
     }
     return !this.more;
+  }
+
+  /**
+   * The two-word walk (the common search): both blocks' serials merged in one loop over local
+   * arrays, leaving it only at the end of a block. Leaving the merge for each match (a method
+   * that met the two streams, then `next`) cost more than the merge itself.
+   */
+  private stepPair(c: Candidates, blocks: number): boolean {
+    const a = this.streams[0]!;
+    const b = this.streams[1]!;
+    if (!this.more) return true;
+    if (b.n === 0 && !b.seek(a.serial)) return this.done();
+    const { idfs, avg, stored } = this.u;
+    const ia = idfs[0]!;
+    const ib = idfs[1]!;
+    let A = a.ser;
+    let an = a.n;
+    let ai = a.i;
+    let B = b.ser;
+    let bn = b.n;
+    let bi = b.i;
+    a.blocksRead = b.blocksRead = 0;
+    for (;;) {
+      while (ai < an && bi < bn) {
+        const x = A[ai]!;
+        const y = B[bi]!;
+        if (x < y) ai++;
+        else if (x > y) bi++;
+        else {
+          if (x > stored) return this.done();
+          a.i = ai;
+          b.i = bi;
+          // The score first: most matches of a ranked search fall below the floor.
+          const length = a.length;
+          const score = termScore(ia, a.tf, length, avg) + termScore(ib, b.tf, length, avg);
+          if (score >= c.floor) {
+            const time = a.createdAt;
+            if (this.seen.visible(x, a.kind, time)) c.push(x, time, score);
+          }
+          ai++;
+          bi++;
+        }
+      }
+      // A block ended: the next one of that word that reaches the other's serial.
+      if (ai === an) {
+        if (!a.enter(bi < bn ? B[bi]! : 0)) return this.done();
+        A = a.ser;
+        an = a.n;
+        ai = 0;
+      }
+      if (bi === bn) {
+        if (!b.enter(A[ai]!)) return this.done();
+        B = b.ser;
+        bn = b.n;
+        bi = 0;
+      }
+      if (a.blocksRead + b.blocksRead >= blocks) {
+        a.i = ai;
+        b.i = bi;
+        return false;
+      }
+    }
   }
 
   private done(): boolean {

@@ -1,10 +1,10 @@
 // One word's postings as a search walks them: in serial order, read from the index a group of
 // blocks at a time (no read transaction is held between groups, so a search can yield between
-// them). Blocks are copied into an aligned arena the stream reuses and their columns
-// (blocks.ts, wide or narrow) read in place through typed arrays: a step reads one serial, the other fields are
-// read only for the posting the caller stops at, and `seek` skips whole blocks by their last
-// serial and searches inside a block by galloping. That is what makes intersecting a rare word
-// with a common one cheap.
+// them). Blocks are copied into an aligned arena the stream reuses; a block's serials are
+// decoded to one array when it is entered (`ser`), its other columns (blocks.ts, wide or
+// narrow) read in place through typed arrays only for the posting the caller stops at, and
+// `seek` skips whole blocks by their last serial and searches inside a block by galloping.
+// That is what makes intersecting a rare word with a common one cheap.
 import type { Database } from "lmdb";
 import {
   blockKey,
@@ -85,21 +85,26 @@ export class PostingStream {
   private gi = 0;
   /** the current block: where its columns start (in elements of their views), and which are narrow */
   private timeAt = 0;
-  private serialAt = 0;
   private lengthAt = 0;
   private tfAt = 0;
   private kindAt = 0;
   private time16 = false;
-  /** the current block's serial column, in the arena view of its width (relative to its base, from `serialAt`) */
-  private column: Uint16Array | Uint32Array = EMPTY_ARENA.u32;
+  /**
+   * The current block's serials, absolute, decoded when the block is entered (its first `n`):
+   * the steps of a merge then read one array of one type. Reading the stored column in place,
+   * u16 in one block and u32 in the next, made every step's load polymorphic and cost
+   * two-thirds of a two-word search at 50k events.
+   */
+  ser = new Float64Array(1024);
   private length8 = false;
   private tf8 = false;
   private kind8 = false;
   private base = 0;
   private baseTime = 0;
-  private n = 0;
-  private i = 0;
-  private last = -1;
+  /** postings in the current block, the current one's place in it, and the block's last serial */
+  n = 0;
+  i = 0;
+  last = -1;
 
   constructor(
     private readonly db: BlockView,
@@ -127,7 +132,7 @@ export class PostingStream {
   /** The next posting; false when there is none. */
   next(): boolean {
     if (++this.i >= this.n && !this.nextBlock(0)) return false;
-    this.serial = this.base + this.column[this.serialAt + this.i]!;
+    this.serial = this.ser[this.i]!;
     return true;
   }
 
@@ -140,15 +145,13 @@ export class PostingStream {
     // Blocks that end below the target are skipped without reading their columns; the block
     // entered then holds a posting at or above it.
     if (this.last < target && !this.nextBlock(target)) return false;
-    const rel = target - this.base;
-    const o = this.column;
-    const at = this.serialAt;
+    const o = this.ser;
     let lo = this.i;
-    if (o[at + lo]! < rel) {
+    if (o[lo]! < target) {
       // Gallop from the current posting (targets are usually near), then bisect.
       let step = 1;
       let hi = lo + step;
-      while (hi < this.n && o[at + hi]! < rel) {
+      while (hi < this.n && o[hi]! < target) {
         lo = hi;
         step *= 2;
         hi = lo + step;
@@ -156,52 +159,20 @@ export class PostingStream {
       if (hi >= this.n) hi = this.n - 1;
       while (lo < hi) {
         const mid = (lo + hi) >>> 1;
-        if (o[at + mid]! < rel) lo = mid + 1;
+        if (o[mid]! < target) lo = mid + 1;
         else hi = mid;
       }
     }
     this.i = lo;
-    this.serial = this.base + o[at + lo]!;
+    this.serial = o[lo]!;
     return true;
   }
 
-  /**
-   * Moves this stream and `o` forward to the next serial both hold, from their current postings
-   * on (kept if they already meet); false when there is none. Two words are the common search:
-   * the merge steps through both blocks' serial columns in one loop, leaving it only when a
-   * block ends below the other's serial.
-   */
-  meet(o: PostingStream): boolean {
-    if (o.n === 0 && !o.seek(this.serial)) return false;
-    for (;;) {
-      const a = this.column;
-      const b = o.column;
-      let ai = this.serialAt + this.i;
-      let bi = o.serialAt + o.i;
-      const ab = this.base;
-      const bb = o.base;
-      let sa = ab + a[ai]!;
-      let sb = bb + b[bi]!;
-      // Each side only steps while its block holds a serial at or above the other's.
-      while (sa !== sb) {
-        if (sa < sb) {
-          if (this.last < sb) break;
-          sa = ab + a[++ai]!;
-        } else {
-          if (o.last < sa) break;
-          sb = bb + b[++bi]!;
-        }
-      }
-      this.i = ai - this.serialAt;
-      this.serial = sa;
-      o.i = bi - o.serialAt;
-      o.serial = sb;
-      if (sa === sb) return true;
-      if (sa < sb ? !this.seek(sb) : !o.seek(sa)) return false;
-    }
+  /** Enters the next block ending at or after `atLeast`, at its first posting; false at the end. */
+  enter(atLeast: number): boolean {
+    return this.nextBlock(atLeast);
   }
 
-  /** Enters the next block ending at or after `atLeast`, at its first posting; false at the end. */
   private nextBlock(atLeast: number): boolean {
     for (;;) {
       if (this.gi === this.blkAt.length && !this.read()) return false;
@@ -213,12 +184,10 @@ export class PostingStream {
       const at = this.blkAt[j]!;
       this.time16 = isNarrow(flags, "time");
       const serial16 = isNarrow(flags, "serial");
-      this.column = serial16 ? this.a.u16 : this.a.u32;
       this.length8 = isNarrow(flags, "length");
       this.tf8 = isNarrow(flags, "tf");
       this.kind8 = isNarrow(flags, "kind");
       this.timeAt = (at + c.time) / (this.time16 ? 2 : 4);
-      this.serialAt = (at + c.serial) / (serial16 ? 2 : 4);
       this.lengthAt = this.length8 ? at + c.length : (at + c.length) / 2;
       this.tfAt = this.tf8 ? at + c.tf : (at + c.tf) / 2;
       this.kindAt = this.kind8 ? at + c.kind : (at + c.kind) / 2;
@@ -227,7 +196,19 @@ export class PostingStream {
       this.n = n;
       this.i = 0;
       this.last = this.blkLast[j]!;
-      this.serial = this.base + this.column[this.serialAt]!;
+      if (this.ser.length < n) this.ser = new Float64Array(Math.max(n, this.ser.length * 2));
+      const ser = this.ser;
+      const base = this.base;
+      if (serial16) {
+        const col = this.a.u16;
+        const from = (at + c.serial) / 2;
+        for (let k = 0; k < n; k++) ser[k] = base + col[from + k]!;
+      } else {
+        const col = this.a.u32;
+        const from = (at + c.serial) / 4;
+        for (let k = 0; k < n; k++) ser[k] = base + col[from + k]!;
+      }
+      this.serial = ser[0]!;
       return true;
     }
   }

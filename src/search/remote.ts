@@ -34,6 +34,8 @@ export interface WalkRequest extends Plain {
   /** the high lists' threshold walk (with `limit`), else every match */
   high: boolean;
   limit: number;
+  /** every match: only those that can be among the best `keep` (Candidates.keepBest; 0: all) */
+  keep: number;
   tokens: string[];
   dfs: number[];
   kinds: number[] | null;
@@ -71,12 +73,14 @@ export function walkRequest(
   o: QueryOptions,
   high: boolean,
   limit: number,
+  keep: number,
 ): WalkRequest | undefined {
   if (u.hidden && (o.anyHidden?.() ?? true)) return undefined;
   return {
     ...plain(u),
     high,
     limit,
+    keep,
     tokens: u.words.map((w) => w.token),
     dfs: u.words.map((w) => w.df),
     kinds: u.kinds ? [...u.kinds] : null,
@@ -110,6 +114,7 @@ export async function runWalk(ix: SearchIndex, r: WalkRequest, c: Candidates): P
   // never cancelled here: a search whose client went away ignores the answer
   const o: QueryOptions = { hwm: r.hwm, defaultLimit: r.limit, maxLimit: r.limit, yieldEvery: 64 };
   if (!r.high) {
+    c.keepBest(r.keep);
     await allCandidates(ix, u, o, c);
     return null;
   }
