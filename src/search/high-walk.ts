@@ -13,14 +13,64 @@ import { PostingLookup, PostingStream } from "./postings.ts";
 /** Most documents in some but not all of a search's high lists before it walks everything instead. */
 const HIGH_MAX = 200_000;
 
-/** Documents in some of a search's high lists but not all, as parallel arrays. */
+/**
+ * Documents in some of a search's high lists but not all, as parallel typed arrays (`n` of
+ * them), taken from a small pool and given back as Candidates are: a search at the million
+ * keeps ~3,500, and growing five arrays of numbers for each was a good part of the collector's
+ * work (150 µs of its helper threads a search).
+ */
 class Partial {
-  serial: number[] = [];
-  most: number[] = [];
-  length: number[] = [];
-  time: number[] = [];
+  private static readonly pool: Partial[] = [];
+  n = 0;
+  serial = new Float64Array(1024);
+  most = new Float64Array(1024);
+  length = new Float64Array(1024);
+  time = new Float64Array(1024);
   /** k per document, in word order: the tf from the word's high list, 0 when not in it */
-  tfs: number[] = [];
+  tfs = new Float64Array(2048);
+
+  private constructor(private readonly k: number) {}
+
+  static take(k: number): Partial {
+    const pool = Partial.pool;
+    for (let i = pool.length - 1; i >= 0; i--)
+      if (pool[i]!.k === k) {
+        const p = pool.splice(i, 1)[0]!;
+        p.n = 0;
+        return p;
+      }
+    const p = new Partial(k);
+    if (p.tfs.length < 1024 * k) p.tfs = new Float64Array(1024 * k);
+    return p;
+  }
+
+  /** Back to the pool (a few, none that grew past a few megabytes). */
+  release(): void {
+    if (Partial.pool.length < 8 && this.serial.length <= 1 << 17) Partial.pool.push(this);
+  }
+
+  /** Adds a document; its tfs are set with setTf (0 where not given). */
+  push(serial: number, most: number, length: number, time: number): number {
+    if (this.n === this.serial.length) {
+      const grow = (a: Float64Array) => {
+        const b = new Float64Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.serial = grow(this.serial);
+      this.most = grow(this.most);
+      this.length = grow(this.length);
+      this.time = grow(this.time);
+      this.tfs = grow(this.tfs);
+    }
+    const i = this.n++;
+    this.serial[i] = serial;
+    this.most[i] = most;
+    this.length[i] = length;
+    this.time[i] = time;
+    this.tfs.fill(0, i * this.k, (i + 1) * this.k);
+    return i;
+  }
 }
 
 /**
@@ -88,6 +138,7 @@ class HighMerge {
 
   /** Up to `steps` documents of the merge: full ones into `c`, partial ones into `p`; true when done. */
   step(c: Candidates, p: Partial, steps: number): boolean {
+    if (this.streams.length === 2) return this.stepPair(c, p, steps);
     const { streams, alive, tfs } = this;
     const { idfs, avg } = this.u;
     const k = streams.length;
@@ -126,14 +177,71 @@ class HighMerge {
         c.push(at, time, score);
         this.rise(score);
       } else {
-        p.serial.push(at);
-        p.most.push(score + rest);
-        p.length.push(length);
-        p.time.push(time);
-        for (let w = 0; w < k; w++) p.tfs.push(tfs[w]!);
+        const i = p.push(at, score + rest, length, time);
+        for (let w = 0; w < k; w++) p.tfs[i * k + w] = tfs[w]!;
       }
     }
     return false;
+  }
+
+  /**
+   * step() for two words (the common search), without its loops over the words: a
+   * document's fields are read only once its score can reach the floor. The sums are the same
+   * as step()'s, term by term in word order, so the scores are equal to the last bit.
+   */
+  private stepPair(c: Candidates, p: Partial, steps: number): boolean {
+    const a = this.streams[0]!;
+    const b = this.streams[1]!;
+    const { idfs, avg, stored } = this.u;
+    const ia = idfs[0]!;
+    const ib = idfs[1]!;
+    // what the word a document lacks in the lists can add at most
+    const restA = ia * this.outside;
+    const restB = ib * this.outside;
+    let aliveA = this.alive[0]!;
+    let aliveB = this.alive[1]!;
+    let n = 0;
+    for (; n < steps; n++) {
+      const sa = aliveA ? a.serial : Number.POSITIVE_INFINITY;
+      const sb = aliveB ? b.serial : Number.POSITIVE_INFINITY;
+      if (sa === sb) {
+        if (sa > stored) break;
+        const length = a.length;
+        const tfA = a.tf;
+        const tfB = b.tf;
+        const kind = b.kind;
+        const time = b.createdAt;
+        aliveA = a.next();
+        aliveB = b.next();
+        if (!this.seen.visible(sa, kind, time)) continue;
+        const score = termScore(ia, tfA, length, avg) + termScore(ib, tfB, length, avg);
+        c.push(sa, time, score);
+        this.rise(score);
+        continue;
+      }
+      const one = sa < sb ? a : b;
+      const at = Math.min(sa, sb);
+      if (at > stored) break;
+      const length = one.length;
+      const tf = one.tf;
+      const score = termScore(one === a ? ia : ib, tf, length, avg);
+      const rest = one === a ? restB : restA;
+      if (score + rest < this.floor) {
+        if (one === a) aliveA = a.next();
+        else aliveB = b.next();
+        continue;
+      }
+      const kind = one.kind;
+      const time = one.createdAt;
+      if (one === a) aliveA = a.next();
+      else aliveB = b.next();
+      if (!this.seen.visible(at, kind, time)) continue;
+      const i = p.push(at, score + rest, length, time);
+      p.tfs[2 * i + (one === a ? 0 : 1)] = tf;
+    }
+    this.alive[0] = aliveA;
+    this.alive[1] = aliveB;
+    return n < steps;
   }
 }
 
@@ -163,56 +271,60 @@ export async function highCandidates(
   const { idfs, avg } = u;
   // A hair above the bound, so that rounding in a sum of scores never lets a tie through.
   const outside = boundOutside(avg, ref, threshold) * (1 + 1e-9);
-  const some = new Partial();
-  const streams = u.words.map((w) => new PostingStream(ix.highView, w.prefix));
+  const some = Partial.take(k);
   try {
-    const merge = new HighMerge(streams, outside, u, limit);
-    while (!merge.step(c, some, 4096)) {
-      if (some.serial.length >= HIGH_MAX) return undefined;
-      await yieldTurn();
-      if (o.cancelled?.()) return false;
+    const streams = u.words.map((w) => new PostingStream(ix.highView, w.prefix));
+    try {
+      const merge = new HighMerge(streams, outside, u, limit);
+      while (!merge.step(c, some, 4096)) {
+        if (some.n >= HIGH_MAX) return undefined;
+        await yieldTurn();
+        if (o.cancelled?.()) return false;
+      }
+    } finally {
+      for (const st of streams) st.close();
     }
-  } finally {
-    for (const st of streams) st.close();
-  }
-  addViews(u, c);
-  // Best possible first, of those that can still reach the limit-th best score.
-  let kth = kthScore(c, limit);
-  const order: number[] = [];
-  for (let i = 0; i < some.most.length; i++) if (some.most[i]! >= kth) order.push(i);
-  order.sort((a, b) => some.most[b]! - some.most[a]!);
-  const lookups = u.words.map((w) => new PostingLookup(ix.blocksView, w.prefix));
-  let stop = Number.NEGATIVE_INFINITY;
-  for (let j = 0; j < order.length; j++) {
-    const i = order[j]!;
-    if ((j & 63) === 63) {
-      kth = kthScore(c, limit);
-      await yieldTurn();
-      if (o.cancelled?.()) return false;
-    }
-    // Ties at the cut are ordered by time: a document that can only tie is still scored.
-    if (some.most[i]! < kth) {
-      stop = some.most[i]!;
-      break;
-    }
-    const serial = some.serial[i]!;
-    const length = some.length[i]!;
-    let score = 0;
-    let all = true;
-    for (let w = 0; w < k; w++) {
-      const tf = some.tfs[i * k + w] || lookups[w]!.tf(serial);
-      if (tf === 0) {
-        all = false;
+    addViews(u, c);
+    // Best possible first, of those that can still reach the limit-th best score.
+    let kth = kthScore(c, limit);
+    const order: number[] = [];
+    for (let i = 0; i < some.n; i++) if (some.most[i]! >= kth) order.push(i);
+    order.sort((a, b) => some.most[b]! - some.most[a]!);
+    const lookups = u.words.map((w) => new PostingLookup(ix.blocksView, w.prefix));
+    let stop = Number.NEGATIVE_INFINITY;
+    for (let j = 0; j < order.length; j++) {
+      const i = order[j]!;
+      if ((j & 63) === 63) {
+        kth = kthScore(c, limit);
+        await yieldTurn();
+        if (o.cancelled?.()) return false;
+      }
+      // Ties at the cut are ordered by time: a document that can only tie is still scored.
+      if (some.most[i]! < kth) {
+        stop = some.most[i]!;
         break;
       }
-      score += termScore(idfs[w]!, tf, length, avg);
+      const serial = some.serial[i]!;
+      const length = some.length[i]!;
+      let score = 0;
+      let all = true;
+      for (let w = 0; w < k; w++) {
+        const tf = some.tfs[i * k + w] || lookups[w]!.tf(serial);
+        if (tf === 0) {
+          all = false;
+          break;
+        }
+        score += termScore(idfs[w]!, tf, length, avg);
+      }
+      if (all) c.push(serial, some.time[i]!, score);
     }
-    if (all) c.push(serial, some.time[i]!, score);
+    // Lists rebuilt at another reference while this read them (between its reads) bound nothing.
+    const now = ix.impact();
+    if (now.ref !== ref || now.threshold !== threshold) return undefined;
+    return Math.max(stop, outside * sum(idfs));
+  } finally {
+    some.release();
   }
-  // Lists rebuilt at another reference while this read them (between its reads) bound nothing.
-  const now = ix.impact();
-  if (now.ref !== ref || now.threshold !== threshold) return undefined;
-  return Math.max(stop, outside * sum(idfs));
 }
 
 const sum = (a: readonly number[]): number => a.reduce((x, y) => x + y, 0);

@@ -18,7 +18,6 @@ import {
   readHeader,
   tokenBounds,
 } from "./blocks.ts";
-import { lowerBound } from "./sorted.ts";
 
 /**
  * The blocks database read without a copy per value: `decode` hands out lmdb-js's own view of
@@ -275,9 +274,14 @@ export class PostingStream {
  * The block read last is kept, as lookups usually come several to a block.
  */
 export class PostingLookup {
-  private buf = new Uint8Array(0);
-  private serials: Uint16Array | Uint32Array = new Uint32Array(0);
-  private tfs: Uint8Array | Uint16Array = new Uint16Array(0);
+  /** the block read last, copied to an aligned buffer, with views of all of it (made once) */
+  private a: Arena = EMPTY_ARENA;
+  /** its postings, where its serial and tf columns start (in elements of their views), and their widths */
+  private n = 0;
+  private serialAt = 0;
+  private tfAt = 0;
+  private serial16 = false;
+  private tf8 = false;
   private first = 1;
   private last = 0;
   private base = 0;
@@ -295,8 +299,18 @@ export class PostingLookup {
     if (serial < this.first || serial > this.last) this.load(serial);
     if (serial < this.first || serial > this.last) return 0;
     const rel = serial - this.base;
-    const at = lowerBound(this.serials, rel);
-    return at < this.serials.length && this.serials[at] === rel ? this.tfs[at]! : 0;
+    const col = this.serial16 ? this.a.u16 : this.a.u32;
+    const from = this.serialAt;
+    let lo = from;
+    let hi = from + this.n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (col[mid]! < rel) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === from + this.n || col[lo] !== rel) return 0;
+    const at = lo - from;
+    return this.tf8 ? this.a.u8[this.tfAt + at]! : this.a.u16[this.tfAt + at]!;
   }
 
   /** Reads the block whose first serial is the highest at or below `serial`. */
@@ -310,21 +324,24 @@ export class PostingLookup {
       limit: 1,
     })) {
       const v = value as Uint8Array;
-      const n = v.length >= HEADER ? readHeader(v).count : 0;
+      if (v.length < HEADER) return;
+      const h = readHeader(v);
+      const n = h.count;
       if (n === 0) return;
-      // `value` is lmdb-js's view, valid until its next read: copied to an aligned buffer.
-      if (this.buf.length < v.length) this.buf = new Uint8Array(Math.max(v.length, 4096));
-      this.buf.set(v);
+      // `value` is lmdb-js's view, valid until its next read: copied to an aligned buffer,
+      // whose views are made when it grows, not per block (a lookup reads a block each).
+      if (this.a.u8.length < v.length) this.a = arenaOf(Math.max(v.length, 4096));
+      this.a.u8.set(v);
       const flags = readFlags(v);
       const c = columns(n, flags);
-      const b = this.buf.buffer;
-      this.serials = isNarrow(flags, "serial")
-        ? new Uint16Array(b, c.serial, n)
-        : new Uint32Array(b, c.serial, n);
-      this.tfs = isNarrow(flags, "tf") ? new Uint8Array(b, c.tf, n) : new Uint16Array(b, c.tf, n);
+      this.serial16 = isNarrow(flags, "serial");
+      this.tf8 = isNarrow(flags, "tf");
+      this.serialAt = c.serial / (this.serial16 ? 2 : 4);
+      this.tfAt = this.tf8 ? c.tf : c.tf / 2;
+      this.n = n;
       this.base = readBase(v);
       this.first = keyFirstSerial(key as Uint8Array);
-      this.last = readHeader(v).lastSerial;
+      this.last = h.lastSerial;
     }
   }
 }
