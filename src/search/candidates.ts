@@ -24,13 +24,14 @@ export class Candidates {
   floor = Number.NEGATIVE_INFINITY;
   /** how many of the best are wanted (0: every candidate is kept) */
   private keep = 0;
-
-  get keeping(): number {
-    return this.keep;
-  }
   /** the best `keep` scores pushed so far, a min-heap of `heapN` */
   private heap = new Float64Array(0);
   private heapN = 0;
+
+  /** how many of the best are kept (0: all), for a walk that fills another thread's Candidates */
+  get keeping(): number {
+    return this.keep;
+  }
 
   static take(): Candidates {
     const c = Candidates.pool.pop() ?? new Candidates();

@@ -49,7 +49,7 @@ class Partial {
     if (Partial.pool.length < 8 && this.serial.length <= 1 << 17) Partial.pool.push(this);
   }
 
-  /** Adds a document; its tfs are set with setTf (0 where not given). */
+  /** Adds a document and returns its place; its k tfs start at 0, the caller sets those it knows. */
   push(serial: number, most: number, length: number, time: number): number {
     if (this.n === this.serial.length) {
       const grow = (a: Float64Array) => {
