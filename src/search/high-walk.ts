@@ -5,7 +5,7 @@ import { termScore } from "./bm25.ts";
 import type { Candidates } from "./candidates.ts";
 import { kthScore } from "./candidates.ts";
 import type { SearchIndex } from "./consumer.ts";
-import { boundOutside } from "./impact.ts";
+import { boundOutside, boundOutsideAt } from "./impact.ts";
 import type { Setup } from "./plan.ts";
 import { addViews, InOrder } from "./plan.ts";
 import { PostingLookup, PostingStream } from "./postings.ts";
@@ -92,8 +92,8 @@ class HighMerge {
 
   constructor(
     private readonly streams: PostingStream[],
-    /** the weight bound of a word whose posting is in no high list, per idf */
-    private readonly outside: number,
+    /** the weight bound of a word whose posting is in no high list, per idf, by document length */
+    private readonly outside: (length: number) => number,
     private readonly u: Setup,
     limit: number,
   ) {
@@ -168,7 +168,7 @@ class HighMerge {
       let rest = 0;
       for (let w = 0; w < k; w++) {
         if (tfs[w]! > 0) score += termScore(idfs[w]!, tfs[w]!, length, avg);
-        else rest += idfs[w]! * this.outside;
+        else rest += idfs[w]! * this.outside(length);
       }
       // below the floor nothing more is needed of it, not even whether the reader may see it
       if (!all && score + rest < this.floor) continue;
@@ -195,9 +195,6 @@ class HighMerge {
     const { idfs, avg, stored } = this.u;
     const ia = idfs[0]!;
     const ib = idfs[1]!;
-    // what the word a document lacks in the lists can add at most
-    const restA = ia * this.outside;
-    const restB = ib * this.outside;
     let aliveA = this.alive[0]!;
     let aliveB = this.alive[1]!;
     let n = 0;
@@ -225,7 +222,8 @@ class HighMerge {
       const length = one.length;
       const tf = one.tf;
       const score = termScore(one === a ? ia : ib, tf, length, avg);
-      const rest = one === a ? restB : restA;
+      // what the word the document lacks in the lists can add at most
+      const rest = (one === a ? ib : ia) * this.outside(length);
       if (score + rest < this.floor) {
         if (one === a) aliveA = a.next();
         else aliveB = b.next();
@@ -275,7 +273,7 @@ export async function highCandidates(
   try {
     const streams = u.words.map((w) => new PostingStream(ix.highView, w.prefix));
     try {
-      const merge = new HighMerge(streams, outside, u, limit);
+      const merge = new HighMerge(streams, boundOutsideAt(avg, ref, threshold), u, limit);
       while (!merge.step(c, some, 4096)) {
         if (some.n >= HIGH_MAX) return undefined;
         await yieldTurn();

@@ -77,6 +77,41 @@ export function boundOutside(avg: number, ref: number, th = THRESHOLD): number {
   return bound;
 }
 
+let tfsFor = { ref: Number.NaN, th: Number.NaN, tfs: new Uint16Array(0) };
+
+/**
+ * For each document length, the largest tf whose posting is not high at `ref` (0: at that
+ * length even one occurrence is high). From the edges: a tf's posting is not high from its
+ * edge's length on, and the edges grow with tf.
+ */
+function nonHighTfs(ref: number, th: number): Uint16Array {
+  if (tfsFor.ref === ref && tfsFor.th === th) return tfsFor.tfs;
+  if (edgesFor.ref !== ref || edgesFor.th !== th) edgesFor = { ref, th, edges: edges(ref, th) };
+  const e = edgesFor.edges;
+  const tfs = new Uint16Array(MAX_LENGTH + 1);
+  for (let i = 0; i < e.length; i += 2) {
+    const to = i + 3 < e.length ? e[i + 3]! : MAX_LENGTH + 1;
+    tfs.fill(e[i]!, e[i + 1]!, to);
+  }
+  tfsFor = { ref, th, tfs };
+  return tfs;
+}
+
+/**
+ * The largest weight, at the current average, of a posting of a document of `length` that is
+ * not high at `ref`: boundOutside for one length, and lower for most (a short document's posting
+ * that is not high holds the word once or twice). A document in one word's high list but not
+ * the other's is bounded by it: at the million that leaves fewer of them to look up (with a hair
+ * above, as boundOutside's callers add, so that rounding never lets a tie through).
+ */
+export function boundOutsideAt(avg: number, ref: number, th = THRESHOLD): (length: number) => number {
+  const tfs = nonHighTfs(ref, th);
+  return (length: number): number => {
+    const tf = tfs[Math.min(length, MAX_LENGTH)]!;
+    return tf === 0 ? 0 : weight(tf, length, avg) * (1 + 1e-9);
+  };
+}
+
 /** Whether the high lists should be (re)built now, for a corpus of `docs` averaging `avg`. */
 export function needsRebuild(at: ImpactState, docs: number, avg: number): boolean {
   if (docs < FIRST_AT) return false;
