@@ -60,6 +60,19 @@ const arenaOf = (bytes: number): Arena => {
 const arenas: Arena[] = [];
 const EMPTY_ARENA = arenaOf(0);
 
+/** An arena of at least `bytes`, from the pool when one there is large enough. */
+function takeArena(bytes: number): Arena {
+  const a = arenas.pop();
+  if (a && a.u8.length >= bytes) return a;
+  if (a) arenas.push(a);
+  return arenaOf(Math.max(bytes, 4096));
+}
+
+/** Back to the pool (a few are kept, none over 1 MiB). */
+function giveArena(a: Arena): void {
+  if (a !== EMPTY_ARENA && arenas.length < 16 && a.u8.length <= 1 << 20) arenas.push(a);
+}
+
 export class PostingStream {
   /** blocks read at a time (tests lower it to cross group boundaries with little data) */
   static groupSize = 32;
@@ -222,9 +235,9 @@ export class PostingStream {
     this.a = next;
   }
 
-  /** Gives the arena back for the next stream (a few are kept, none over 1 MiB). */
+  /** Gives the arena back for the next stream. */
   close(): void {
-    if (this.a !== EMPTY_ARENA && arenas.length < 16 && this.a.u8.length <= 1 << 20) arenas.push(this.a);
+    giveArena(this.a);
     this.a = EMPTY_ARENA;
     this.exhausted = true;
     this.n = this.i = 0;
@@ -313,6 +326,14 @@ export class PostingLookup {
     return this.tf8 ? this.a.u8[this.tfAt + at]! : this.a.u16[this.tfAt + at]!;
   }
 
+  /** Gives the buffer back for the next stream or lookup. */
+  close(): void {
+    giveArena(this.a);
+    this.a = EMPTY_ARENA;
+    this.first = 1;
+    this.last = 0;
+  }
+
   /** Reads the block whose first serial is the highest at or below `serial`. */
   private load(serial: number): void {
     this.first = 1;
@@ -330,7 +351,7 @@ export class PostingLookup {
       if (n === 0) return;
       // `value` is lmdb-js's view, valid until its next read: copied to an aligned buffer,
       // whose views are made when it grows, not per block (a lookup reads a block each).
-      if (this.a.u8.length < v.length) this.a = arenaOf(Math.max(v.length, 4096));
+      if (this.a.u8.length < v.length) this.a = takeArena(v.length);
       this.a.u8.set(v);
       const flags = readFlags(v);
       const c = columns(n, flags);
