@@ -38,6 +38,14 @@ function ev(content: string, t: Partial<NostrEvent> = {}): NostrEvent {
   };
 }
 
+/** A seeded draw in [0, k): the same sequence on every run. */
+function seeded(seed: number): (k: number) => number {
+  return (k) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % k;
+  };
+}
+
 const serials = new Map<string, number>();
 const stored: NostrEvent[] = [];
 async function put(...events: NostrEvent[]): Promise<void> {
@@ -282,11 +290,7 @@ describe("many small blocks", () => {
     PostingStream.groupSize = 1;
     try {
       const vocab = ["zeta", "eta", "theta", "iota", "kappa", "lambda"];
-      let seed = 5;
-      const rand = (k: number) => {
-        seed = (seed * 1103515245 + 12345) % 2147483648;
-        return seed % k;
-      };
+      const rand = seeded(5);
       const docs = Array.from({ length: 500 }, () =>
         ev(Array.from({ length: 1 + rand(5) }, () => vocab[rand(vocab.length)]).join(" "), {
           created_at: T + rand(30),
@@ -354,11 +358,7 @@ describe("two words at block edges", () => {
 
 describe("ranking: selection of the cut", () => {
   test("candidates kept for the best k rank as every candidate does, ties at the floor included", () => {
-    let seed = 3;
-    const rand = (k: number) => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed % k;
-    };
+    const rand = seeded(3);
     for (let round = 0; round < 300; round++) {
       const n = 1 + rand(2000);
       const keep = 1 + rand(60);
@@ -394,11 +394,7 @@ describe("ranking: selection of the cut", () => {
   });
 
   test("select() finds the value sorting puts at each position, duplicates and all", () => {
-    let seed = 11;
-    const rand = (k: number) => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed % k;
-    };
+    const rand = seeded(11);
     for (let round = 0; round < 300; round++) {
       const n = 1 + rand(300);
       const spread = 1 + rand(round % 2 === 0 ? 5 : 1000);
@@ -415,11 +411,7 @@ describe("ranking: selection of the cut", () => {
 describe("lagging and caught up", () => {
   test("answers with the consumer behind equal the answers once it has caught up", async () => {
     const words = ["sun", "moon", "star", "comet", "orbit", "nova", "dust", "ring"];
-    let seed = 7;
-    const rand = (k: number) => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed % k;
-    };
+    const rand = seeded(7);
     const docs = Array.from({ length: 400 }, () => {
       const len = 1 + rand(9);
       const text = Array.from({ length: len }, () => words[rand(words.length)]).join(" ");

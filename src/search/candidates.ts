@@ -1,6 +1,69 @@
 // A search's candidates: documents that hold every word, with their scores, and how the best
 // of them are picked (selection, not a sort of all of them).
 
+/** A copy of `a` twice as long: the parallel arrays of a search grow this way. */
+export function grown(a: Float64Array): Float64Array<ArrayBuffer> {
+  const b = new Float64Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
+/**
+ * The best `k` scores offered so far, as a min-heap: `floor` is the lowest of them once there
+ * are `k` (before that −∞), so a score below it cannot be among the best `k`. Both walks keep
+ * one (the candidates that can rank, and the high lists' cut).
+ */
+export class BestScores {
+  floor = Number.NEGATIVE_INFINITY;
+  private k = 0;
+  private heap = new Float64Array(0);
+  private n = 0;
+
+  /** Starts over for the best `k` (0: the floor stays −∞). */
+  reset(k: number): void {
+    this.k = k;
+    this.n = 0;
+    this.floor = Number.NEGATIVE_INFINITY;
+    if (this.heap.length < k) this.heap = new Float64Array(k);
+  }
+
+  get size(): number {
+    return this.k;
+  }
+
+  offer(score: number): void {
+    const h = this.heap;
+    if (this.n < this.k) {
+      // sift up
+      let i = this.n++;
+      while (i > 0) {
+        const up = (i - 1) >> 1;
+        if (h[up]! <= score) break;
+        h[i] = h[up]!;
+        i = up;
+      }
+      h[i] = score;
+      if (this.n === this.k) this.floor = h[0]!;
+      return;
+    }
+    if (this.k === 0 || score <= h[0]!) return;
+    // replace the lowest, sift down
+    const n = this.n;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const m = r < n && h[r]! < h[l]! ? r : l;
+      if (h[m]! >= score) break;
+      h[i] = h[m]!;
+      i = m;
+    }
+    h[i] = score;
+    this.floor = h[0]!;
+  }
+}
+
 /**
  * Candidates as parallel typed arrays, ascending by serial; `n` of them are set. Searches take
  * them from a small pool and give them back: allocating tens of kilobytes of typed arrays per
@@ -16,29 +79,26 @@ export class Candidates {
   /** room for a copy of the scores or times, for selection */
   scratch = new Float64Array(1024);
 
+  /** the best scores pushed so far, when only the best are kept (keepBest) */
+  private readonly best = new BestScores();
+
   /**
-   * Scores below this cannot be among the best `keep` (the lowest of the best `keep` scores
-   * pushed so far): push() drops them, and a walk may skip a match scoring below it before
-   * reading anything else of it.
+   * Scores below this cannot be among the best kept: push() drops them, and a walk may skip a
+   * match scoring below it before reading anything else of it.
    */
-  floor = Number.NEGATIVE_INFINITY;
-  /** how many of the best are wanted (0: every candidate is kept) */
-  private keep = 0;
-  /** the best `keep` scores pushed so far, a min-heap of `heapN` */
-  private heap = new Float64Array(0);
-  private heapN = 0;
+  get floor(): number {
+    return this.best.floor;
+  }
 
   /** how many of the best are kept (0: all), for a walk that fills another thread's Candidates */
   get keeping(): number {
-    return this.keep;
+    return this.best.size;
   }
 
   static take(): Candidates {
     const c = Candidates.pool.pop() ?? new Candidates();
     c.n = 0;
-    c.keep = 0;
-    c.heapN = 0;
-    c.floor = Number.NEGATIVE_INFINITY;
+    c.best.reset(0);
     return c;
   }
 
@@ -49,10 +109,7 @@ export class Candidates {
    * ranks 56, and pushing and selecting among all of them cost a fifth of its time.
    */
   keepBest(keep: number): void {
-    this.keep = keep;
-    this.heapN = 0;
-    this.floor = Number.NEGATIVE_INFINITY;
-    if (this.heap.length < keep) this.heap = new Float64Array(keep);
+    this.best.reset(keep);
   }
 
   /** Back to the pool (a few, and none that grew past a few megabytes). */
@@ -61,55 +118,18 @@ export class Candidates {
   }
 
   push(serial: number, time: number, score: number): void {
-    if (score < this.floor) return;
-    if (this.keep > 0) this.offer(score);
+    const best = this.best;
+    if (score < best.floor) return;
+    best.offer(score);
     if (this.n === this.serial.length) {
-      const grow = (a: Float64Array) => {
-        const b = new Float64Array(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.serial = grow(this.serial);
-      this.time = grow(this.time);
-      this.score = grow(this.score);
+      this.serial = grown(this.serial);
+      this.time = grown(this.time);
+      this.score = grown(this.score);
       this.scratch = new Float64Array(this.score.length);
     }
     this.serial[this.n] = serial;
     this.time[this.n] = time;
     this.score[this.n++] = score;
-  }
-
-  /** Adds a kept score to the heap of the best, raising the floor once it is full. */
-  private offer(score: number): void {
-    const h = this.heap;
-    if (this.heapN < this.keep) {
-      // sift up
-      let i = this.heapN++;
-      while (i > 0) {
-        const up = (i - 1) >> 1;
-        if (h[up]! <= score) break;
-        h[i] = h[up]!;
-        i = up;
-      }
-      h[i] = score;
-      if (this.heapN === this.keep) this.floor = h[0]!;
-      return;
-    }
-    if (score <= h[0]!) return;
-    // replace the lowest, sift down
-    const n = this.heapN;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      const m = r < n && h[r]! < h[l]! ? r : l;
-      if (h[m]! >= score) break;
-      h[i] = h[m]!;
-      i = m;
-    }
-    h[i] = score;
-    this.floor = h[0]!;
   }
 }
 

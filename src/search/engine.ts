@@ -92,13 +92,12 @@ async function remoteWalk(
   high: boolean,
   limit: number,
   off: WalkOffload | undefined,
-  keep = 0,
 ): Promise<WalkReply | undefined> {
   // Only walks long enough to be worth the crossing (SearchIndex.offloadFrom), to the thread
   // with fewer walks in hand (a million events, 8 searches in flight: a fixed two or six in
   // flight there gave a p99 of 20 ms, sharing them 16-17 ms).
   if (u.words[0]!.df < ix.offloadFrom || !off?.ready() || off.inFlight() > localWalks) return undefined;
-  const req = walkRequest(ix, u, o, high, limit, keep);
+  const req = walkRequest(ix, u, o, high, limit, c.keeping);
   if (!req) return undefined;
   const r = await off.walk(req).catch(() => undefined);
   if (!r || r.error !== undefined) {
@@ -137,7 +136,7 @@ async function allWalk(
   c: Candidates,
   off: WalkOffload | undefined,
 ): Promise<boolean> {
-  if (await remoteWalk(ix, u, o, c, false, 0, off, c.keeping)) return !o.cancelled?.();
+  if (await remoteWalk(ix, u, o, c, false, 0, off)) return !o.cancelled?.();
   return local(() => allCandidates(ix, u, o, c));
 }
 

@@ -3,7 +3,7 @@ import type { QueryOptions } from "../indexes/query.ts";
 import { yieldTurn } from "../indexes/query.ts";
 import { termScore } from "./bm25.ts";
 import type { Candidates } from "./candidates.ts";
-import { kthScore } from "./candidates.ts";
+import { BestScores, grown, kthScore } from "./candidates.ts";
 import type { SearchIndex } from "./consumer.ts";
 import { boundOutside, boundOutsideAt } from "./impact.ts";
 import type { Setup } from "./plan.ts";
@@ -27,9 +27,11 @@ class Partial {
   length = new Float64Array(1024);
   time = new Float64Array(1024);
   /** k per document, in word order: the tf from the word's high list, 0 when not in it */
-  tfs = new Float64Array(2048);
+  tfs: Float64Array;
 
-  private constructor(private readonly k: number) {}
+  private constructor(private readonly k: number) {
+    this.tfs = new Float64Array(1024 * k);
+  }
 
   static take(k: number): Partial {
     const pool = Partial.pool;
@@ -39,9 +41,7 @@ class Partial {
         p.n = 0;
         return p;
       }
-    const p = new Partial(k);
-    if (p.tfs.length < 1024 * k) p.tfs = new Float64Array(1024 * k);
-    return p;
+    return new Partial(k);
   }
 
   /** Back to the pool (a few, none that grew past a few megabytes). */
@@ -52,16 +52,11 @@ class Partial {
   /** Adds a document and returns its place; its k tfs start at 0, the caller sets those it knows. */
   push(serial: number, most: number, length: number, time: number): number {
     if (this.n === this.serial.length) {
-      const grow = (a: Float64Array) => {
-        const b = new Float64Array(a.length * 2);
-        b.set(a);
-        return b;
-      };
-      this.serial = grow(this.serial);
-      this.most = grow(this.most);
-      this.length = grow(this.length);
-      this.time = grow(this.time);
-      this.tfs = grow(this.tfs);
+      this.serial = grown(this.serial);
+      this.most = grown(this.most);
+      this.length = grown(this.length);
+      this.time = grown(this.time);
+      this.tfs = grown(this.tfs);
     }
     const i = this.n++;
     this.serial[i] = serial;
@@ -83,13 +78,11 @@ class HighMerge {
   private readonly tfs: number[];
   private readonly seen: InOrder;
   /**
-   * Partial documents that cannot reach this are not kept: the limit-th best score of the full
-   * documents so far, a lower bound of the final cut, kept as a min-heap of the best `limit`
-   * scores so that it rises from the first full document on.
+   * Partial documents that cannot reach its floor are not kept: the best `limit` scores of the
+   * full documents so far, whose lowest is a lower bound of the final cut and rises from the
+   * first full document on.
    */
-  floor = Number.NEGATIVE_INFINITY;
-  private readonly best: Float64Array;
-  private bestN = 0;
+  private readonly best = new BestScores();
 
   constructor(
     private readonly streams: PostingStream[],
@@ -101,40 +94,7 @@ class HighMerge {
     this.alive = streams.map((st) => st.next());
     this.tfs = new Array<number>(streams.length).fill(0);
     this.seen = new InOrder(u);
-    this.best = new Float64Array(Math.max(1, limit));
-  }
-
-  /** Counts a full document's score into the floor. */
-  private rise(score: number): void {
-    const h = this.best;
-    const n = h.length;
-    if (this.bestN < n) {
-      // sift up
-      let i = this.bestN++;
-      while (i > 0) {
-        const up = (i - 1) >> 1;
-        if (h[up]! <= score) break;
-        h[i] = h[up]!;
-        i = up;
-      }
-      h[i] = score;
-      if (this.bestN === n) this.floor = h[0]!;
-      return;
-    }
-    if (score <= h[0]!) return;
-    // replace the least and sift down
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      const m = r < n && h[r]! < h[l]! ? r : l;
-      if (h[m]! >= score) break;
-      h[i] = h[m]!;
-      i = m;
-    }
-    h[i] = score;
-    this.floor = h[0]!;
+    this.best.reset(Math.max(1, limit));
   }
 
   /** Up to `steps` documents of the merge: full ones into `c`, partial ones into `p`; true when done. */
@@ -172,11 +132,11 @@ class HighMerge {
         else rest += idfs[w]! * this.outside(length);
       }
       // below the floor nothing more is needed of it, not even whether the reader may see it
-      if (!all && score + rest < this.floor) continue;
+      if (!all && score + rest < this.best.floor) continue;
       if (!this.seen.visible(at, kind, time)) continue;
       if (all) {
         c.push(at, time, score);
-        this.rise(score);
+        this.best.offer(score);
       } else {
         const i = p.push(at, score + rest, length, time);
         for (let w = 0; w < k; w++) p.tfs[i * k + w] = tfs[w]!;
@@ -196,6 +156,7 @@ class HighMerge {
     const { idfs, avg, stored } = this.u;
     const ia = idfs[0]!;
     const ib = idfs[1]!;
+    const best = this.best;
     let aliveA = this.alive[0]!;
     let aliveB = this.alive[1]!;
     let n = 0;
@@ -214,7 +175,7 @@ class HighMerge {
         if (!this.seen.visible(sa, kind, time)) continue;
         const score = termScore(ia, tfA, length, avg) + termScore(ib, tfB, length, avg);
         c.push(sa, time, score);
-        this.rise(score);
+        best.offer(score);
         continue;
       }
       const one = sa < sb ? a : b;
@@ -225,16 +186,12 @@ class HighMerge {
       const score = termScore(one === a ? ia : ib, tf, length, avg);
       // what the word the document lacks in the lists can add at most
       const rest = (one === a ? ib : ia) * this.outside(length);
-      if (score + rest < this.floor) {
-        if (one === a) aliveA = a.next();
-        else aliveB = b.next();
-        continue;
-      }
-      const kind = one.kind;
-      const time = one.createdAt;
+      const kept = score + rest >= best.floor;
+      const kind = kept ? one.kind : 0;
+      const time = kept ? one.createdAt : 0;
       if (one === a) aliveA = a.next();
       else aliveB = b.next();
-      if (!this.seen.visible(at, kind, time)) continue;
+      if (!kept || !this.seen.visible(at, kind, time)) continue;
       const i = p.push(at, score + rest, length, time);
       p.tfs[2 * i + (one === a ? 0 : 1)] = tf;
     }

@@ -143,7 +143,7 @@ export class PostingStream {
 
   /** The next posting; false when there is none. */
   next(): boolean {
-    if (++this.i >= this.n && !this.nextBlock(0)) return false;
+    if (++this.i >= this.n && !this.enter(0)) return false;
     this.serial = this.ser[this.i]!;
     return true;
   }
@@ -156,7 +156,7 @@ export class PostingStream {
     if (this.serial >= target) return true;
     // Blocks that end below the target are skipped without reading their columns; the block
     // entered then holds a posting at or above it.
-    if (this.last < target && !this.nextBlock(target)) return false;
+    if (this.last < target && !this.enter(target)) return false;
     const o = this.ser;
     let lo = this.i;
     if (o[lo]! < target) {
@@ -182,10 +182,6 @@ export class PostingStream {
 
   /** Enters the next block ending at or after `atLeast`, at its first posting; false at the end. */
   enter(atLeast: number): boolean {
-    return this.nextBlock(atLeast);
-  }
-
-  private nextBlock(atLeast: number): boolean {
     for (;;) {
       if (this.gi === this.blkAt.length && !this.read()) return false;
       const j = this.gi++;
