@@ -13,6 +13,7 @@ import { newCounters } from "./context.ts";
 import { broadcast } from "./fanout/broadcast.ts";
 import { LiveIndex } from "./fanout/live-index.ts";
 import type { Subscription } from "./fanout/subscription.ts";
+import { keepNewest } from "./indexes/newest.ts";
 import { PendingGate } from "./ingest/pending.ts";
 import { PolicyPlugin } from "./ingest/plugin.ts";
 import { ReadTurns } from "./ingest/read-turns.ts";
@@ -121,6 +122,8 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
     logError: (line) => log.error(line),
   });
   const { expiration, runner } = consumers;
+  // Every write to this store passes this process's writer (its own, and others' it follows).
+  keepNewest(store);
   const live = new LiveIndex<Subscription>(consumers.search ? matchSearch : undefined);
   const moderation = new Moderation(store);
   // Retention rules and the disk budget: refusals in the writer's queue order, removals as its tasks.

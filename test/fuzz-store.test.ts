@@ -9,6 +9,7 @@
 import { describe, expect, test } from "bun:test";
 import { loadConfig } from "../src/config/load.ts";
 import { openConsumers } from "../src/consumers/registry.ts";
+import { keepNewest } from "../src/indexes/newest.ts";
 import type { QueryOptions } from "../src/indexes/query.ts";
 import { countQuery, runQuery } from "../src/indexes/query.ts";
 import { computeId, STORED_ID_OFFSET, storedJson } from "../src/nostr/canonical.ts";
@@ -237,6 +238,8 @@ async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<
   // Odd seeds apply on the consumers' own thread, as the relay does.
   const thread = seed % 2 === 1;
   let consumers = openConsumers(store, LAGGING, { log: () => {}, thread });
+  // As the relay does: the pubkind ranges' newest bounds, raised by every write (newest.ts).
+  keepNewest(store);
   let writer = new Writer(store, 256, (st, rm) => consumers.runner.committed(st, rm));
   const model = new Model();
   const mismatches: Mismatch[] = [];
@@ -370,6 +373,7 @@ async function fuzz(seed: number): Promise<{ mismatches: Mismatch[]; plans: Set<
     if (store.lastSerial !== model.lastSerial)
       fail(`reopened at serial ${store.lastSerial}, model ${model.lastSerial}`);
     consumers = openConsumers(store, LAGGING, { log: () => {}, thread });
+    keepNewest(store);
     writer = new Writer(store, 256, (st, rm) => consumers.runner.committed(st, rm));
     await fullScan("after reopening");
     await write(200);

@@ -1,7 +1,9 @@
 // Merge of many index scans, newest first (queries) or oldest first (exports and deletes). Each
 // cursor reads its prefix's range in growing chunks (so a scan never holds a read transaction
 // across turns; index-db.ts reads them), and a binary heap merges the heads by
-// (created_at, serial).
+// (created_at, serial). A newest-first merge may be told, per range, a created_at that none of
+// its entries is above (newest.ts): such a range is opened only once the merge reaches that
+// second, so a scan that stops at its limit never opens the ranges too old to hold an answer.
 import { readEntries } from "../store/index-db.ts";
 import type { BinDb } from "../store/types.ts";
 
@@ -25,6 +27,16 @@ class Cursor {
   ) {
     this.chunk = firstChunk;
     this.advance();
+  }
+
+  /**
+   * The newest created_at of the whole range, when the first chunk tells it (newest first, no
+   * upper bound): -1 for a range with no entry at all, undefined when the chunk cannot tell.
+   */
+  newestSeen(): number | undefined {
+    if (!this.reverse || this.until !== Number.MAX_SAFE_INTEGER) return undefined;
+    if (this.head) return this.headTime;
+    return this.since === 0 ? -1 : undefined;
   }
 
   advance(): void {
@@ -53,17 +65,31 @@ class Cursor {
 
 export type Order = "newest" | "oldest";
 
+/**
+ * What a newest-first merge knows of its ranges' newest entries (newest.ts): `above[i]`, when
+ * given, is a created_at that no entry of range i is above; `seen` hears a range's newest
+ * created_at as its first read tells it (-1: the range is empty).
+ */
+export interface NewestBounds {
+  above: readonly (number | undefined)[];
+  seen?: (i: number, newest: number) => void;
+}
+
 export class MergedScan {
   private heap: Cursor[] = [];
   private readonly before: (a: Cursor, b: Cursor) => boolean;
+  /** ranges not opened yet, newest bound last (opened from the end) */
+  private deferred: { i: number; above: number }[] = [];
+  private readonly first: number;
 
   constructor(
-    db: BinDb,
-    prefixes: readonly Buffer[],
-    since: number,
-    until: number,
+    private readonly db: BinDb,
+    private readonly prefixes: readonly Buffer[],
+    private readonly since: number,
+    private readonly until: number,
     firstChunk: number,
-    order: Order = "newest",
+    private readonly order: Order = "newest",
+    private readonly bounds?: NewestBounds,
   ) {
     this.before =
       order === "newest"
@@ -71,15 +97,53 @@ export class MergedScan {
         : (a, b) => a.headTime < b.headTime || (a.headTime === b.headTime && a.headSerial < b.headSerial);
     // Many ranges share the first chunk's worth between them: each starts with its share (twice
     // over, so a busier range is not refilled at once), and doubles as it is drained.
-    const first = Math.min(firstChunk, Math.max(4, 2 * Math.ceil(firstChunk / prefixes.length)));
-    for (const p of prefixes) {
-      const c = new Cursor(db, p, since, until, first, order === "newest");
-      if (c.head) this.push(c);
+    this.first = Math.min(firstChunk, Math.max(4, 2 * Math.ceil(firstChunk / prefixes.length)));
+    const above = order === "newest" ? bounds?.above : undefined;
+    for (let i = 0; i < prefixes.length; i++) {
+      const a = above?.[i];
+      // A range whose every entry is older than `since` is never opened.
+      if (a === undefined) this.open(i);
+      else if (a >= since) this.deferred.push({ i, above: a });
+    }
+    if (this.deferred.length > 1) this.deferred.sort((x, y) => x.above - y.above);
+  }
+
+  private open(i: number): void {
+    (globalThis as any).OPENS = ((globalThis as any).OPENS ?? 0) + 1;
+    const c = new Cursor(
+      this.db,
+      this.prefixes[i]!,
+      this.since,
+      this.until,
+      this.first,
+      this.order === "newest",
+    );
+    const seen = this.bounds?.seen;
+    if (seen) {
+      const newest = c.newestSeen();
+      if (newest !== undefined) seen(i, newest);
+    }
+    if (c.head) this.push(c);
+  }
+
+  /**
+   * Opens the deferred ranges that may hold an entry at or above the heap's head: one whose
+   * bound is below the head cannot come before it, nor before anything after it.
+   */
+  private openReached(): void {
+    const d = this.deferred;
+    while (d.length > 0) {
+      const top = this.heap[0];
+      const next = d[d.length - 1]!;
+      if (top && next.above < top.headTime) return;
+      d.pop();
+      this.open(next.i);
     }
   }
 
   /** The next (created_at, serial) newest first, or undefined when every range is exhausted. */
   next(): { time: number; serial: number } | undefined {
+    if (this.deferred.length > 0) this.openReached();
     const top = this.heap[0];
     if (!top) return undefined;
     const out = { time: top.headTime, serial: top.headSerial };
@@ -131,6 +195,7 @@ export function scanPlan(
   f: { since?: number; until?: number },
   firstChunk: number,
   order: Order = "newest",
+  bounds?: NewestBounds,
 ): MergedScan {
   return new MergedScan(
     plan.db,
@@ -139,5 +204,6 @@ export function scanPlan(
     f.until ?? Number.MAX_SAFE_INTEGER,
     firstChunk,
     order,
+    bounds,
   );
 }

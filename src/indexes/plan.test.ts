@@ -32,13 +32,19 @@ function described(p: Plan): Record<string, unknown> {
   return { ...rest, db: Object.entries(dbs).find(([, d]) => d === db)?.[0] };
 }
 const plan = (f: Filter) => described(planFilter(store, f));
-const scan = (index: string, prefixes: Buffer[], residual: "none" | "fast" | "full") => ({
+const scan = (
+  index: string,
+  prefixes: Buffer[],
+  residual: "none" | "fast" | "full",
+  pairs?: { authors: string[]; kinds: number[] },
+) => ({
   type: "scan",
   index,
   db: index,
   prefixes,
   needsCheck: residual !== "none",
   residual,
+  pairs,
 });
 
 describe("planFilter", () => {
@@ -69,10 +75,12 @@ describe("planFilter", () => {
           pubkindPrefix(hexBytes(B), 7),
         ],
         "none",
+        // each range's (author, kind), deduplicated in the prefixes' order
+        { authors: [A, B], kinds: [1, 7] },
       ),
     );
     expect(plan({ authors: [A], kinds: [1], tags: [["e", [A]]] })).toEqual(
-      scan("pubkind", [pubkindPrefix(hexBytes(A), 1)], "full"),
+      scan("pubkind", [pubkindPrefix(hexBytes(A), 1)], "full", { authors: [A], kinds: [1] }),
     );
     const authors = Array.from({ length: 33 }, (_, i) => i.toString(16).padStart(64, "0"));
     const kinds = Array.from({ length: 32 }, (_, i) => i);

@@ -17,6 +17,8 @@ export type Plan =
       needsCheck: boolean;
       /** what is left to check: only kinds/authors (read from the stored JSON without parsing), or more */
       residual: "none" | "fast" | "full";
+      /** the pubkind index's ranges: `prefixes[a * kinds.length + k]` is (authors[a], kinds[k]) */
+      pairs?: { authors: string[]; kinds: number[] };
     };
 
 export type IndexName = "pubkind" | "tag" | "pubkey" | "kind" | "time";
@@ -43,7 +45,7 @@ export function planFilter(s: Store, f: Filter): Plan {
       const pk = hexBytes(a);
       for (const k of kinds) prefixes.push(pubkindPrefix(pk, k));
     }
-    return scan("pubkind", s.pubkind, prefixes, tagCount > 0 ? "full" : "none");
+    return scan("pubkind", s.pubkind, prefixes, tagCount > 0 ? "full" : "none", { authors, kinds });
   }
   if (f.tags) {
     // The tag condition with the fewest values whose values all fit in the index.
@@ -70,6 +72,12 @@ export function planFilter(s: Store, f: Filter): Plan {
   return scan("time", s.time, [TIME_PREFIX], tagCount > 0 ? "full" : "none");
 }
 
-function scan(index: IndexName, db: BinDb, prefixes: Buffer[], residual: "none" | "fast" | "full"): Plan {
-  return { type: "scan", index, db, prefixes, needsCheck: residual !== "none", residual };
+function scan(
+  index: IndexName,
+  db: BinDb,
+  prefixes: Buffer[],
+  residual: "none" | "fast" | "full",
+  pairs?: { authors: string[]; kinds: number[] },
+): Plan {
+  return { type: "scan", index, db, prefixes, needsCheck: residual !== "none", residual, pairs };
 }

@@ -14,6 +14,7 @@ import { answerOf, answerOfText, idAt, text } from "./answer.ts";
 import { scanPlan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
 import { countByKeys } from "./key-count.ts";
+import { newestOf } from "./newest.ts";
 import type { Plan } from "./plan.ts";
 import { planFilter } from "./plan.ts";
 import type { IndexSnapshot } from "./tail.ts";
@@ -260,7 +261,9 @@ async function runFilter(
     }
     return firstByNewest(s, hits, limit, o.frame);
   }
-  const scan = scanPlan(plan, f, Math.min(limit + 1, 256));
+  // A pubkind scan opens a range only once it can hold an answer (newest.ts).
+  const newest = plan.pairs && newestOf(s)?.bounds(s, plan.pairs.authors, plan.pairs.kinds, snap);
+  const scan = scanPlan(plan, f, Math.min(limit + 1, 256), "newest", newest);
   const fast = plan.residual === "fast";
   // What is left after a check on the bytes: the full match (on the text), or nothing but the
   // reader's access rule (read on the bytes, see refusedOnBytes).

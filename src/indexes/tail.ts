@@ -47,6 +47,8 @@ export const tailPart = (e: NostrEvent, json: string): TailPart => ({
  */
 export interface TailIndex {
   events: Map<number, TailEvent>;
+  /** the highest serial added (dropped since or not): every event up to it is in this view or before it */
+  top: number;
   removed: Map<number, TailEvent>;
   byAuthor: Map<string, number[]>;
   byKind: Map<number, number[]>;
@@ -55,6 +57,7 @@ export interface TailIndex {
 
 export const newTail = (): TailIndex => ({
   events: new Map(),
+  top: 0,
   removed: new Map(),
   byAuthor: new Map(),
   byKind: new Map(),
@@ -81,6 +84,7 @@ export function viewTail(t: TailIndex, serial: number, d: TailPart, sign: 1 | -1
   }
   const e = d.event;
   t.events.set(serial, e);
+  if (serial > t.top) t.top = serial;
   listIn(t.byAuthor, e.pubkey, serial);
   listIn(t.byKind, e.kind, serial);
   for (const tag of d.tags) {
