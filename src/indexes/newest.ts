@@ -12,13 +12,14 @@
 // every serial the writer has assigned is in its snapshot (the index entries or the views): an
 // event stored or being stored after the snapshot would otherwise be in neither and miss the
 // bound. A removed event leaves its bound too high, which only opens a range for nothing.
-// Kept per store, at most KEPT keys (cleared when full: a forgotten key is only unknown).
+// Kept per store for at most KEPT authors, a few hundred bytes each (cleared when full: a
+// forgotten range is only unknown again).
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Indexer, Store } from "../store/types.ts";
 import type { NewestBounds } from "./cursor.ts";
 import type { IndexSnapshot } from "./tail.ts";
 
-const KEPT = 65_536;
+const KEPT = 16_384;
 
 export class NewestByPubkind implements Indexer {
   readonly name = "newest";
@@ -28,7 +29,6 @@ export class NewestByPubkind implements Indexer {
    * would be a new string to hash at every look-up (a quarter of a home feed's time).
    */
   private readonly newest = new Map<string, Map<number, number>>();
-  private size = 0;
 
   put(_s: Store, e: NostrEvent): void {
     this.raise(e);
@@ -71,14 +71,10 @@ export class NewestByPubkind implements Indexer {
   private learn(author: string, kind: number, newest: number): void {
     let byKind = this.newest.get(author);
     if (byKind === undefined) {
-      if (this.size >= KEPT) {
-        this.newest.clear();
-        this.size = 0;
-      }
+      if (this.newest.size >= KEPT) this.newest.clear();
       byKind = new Map();
       this.newest.set(author, byKind);
     }
-    if (!byKind.has(kind)) this.size++;
     byKind.set(kind, newest);
   }
 }
