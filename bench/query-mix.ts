@@ -17,6 +17,7 @@ import { datasetCatalog, datasetFiles, openDataset } from "./load/dataset.ts";
 import { buildQueries } from "./load/query.ts";
 
 const { values: v } = parseArgs({
+  allowNegative: true,
   options: {
     data: { type: "string" },
     events: { type: "string", default: "50000" },

@@ -14,24 +14,13 @@ import { hexBytes, pubkindPrefix } from "../src/store/keys.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
 import type { Indexer, Store } from "../src/store/types.ts";
 import { Writer } from "../src/store/writer.ts";
+import { mulberry32 } from "./gen.ts";
 import { tempDir } from "./harness.ts";
 
 /** Consumers that apply only when the test settles them. */
 const LAGGING = loadConfig({ flags: { "consumers.intervalMs": "1000000", "consumers.maxBatch": "1000000" } });
 const T0 = 1_700_000_000;
 const options = { hwm: Number.MAX_SAFE_INTEGER, defaultLimit: 100, maxLimit: 500, yieldEvery: 512 };
-
-/** A mulberry32 draw, so a failure replays. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pubkeyOf = (n: number): string => n.toString(16).padStart(64, "0");
 
@@ -70,7 +59,7 @@ const idsOf = (jsons: readonly string[]): string[] => jsons.map((j) => (JSON.par
 describe("a merge that defers ranges by their newest bound", () => {
   test("gives the open merge's sequence, and opens no range whose bound is below what it gave", async () => {
     await withStore(async (s, writer, settle) => {
-      const draw = seeded(7);
+      const draw = mulberry32(7);
       const authors = Array.from({ length: 12 }, (_, i) => pubkeyOf(i + 1));
       const events: NostrEvent[] = [];
       // Ranges of 0 to 30 entries; seconds shared between ranges, so ties cross them.
@@ -158,7 +147,7 @@ describe("a merge that defers ranges by their newest bound", () => {
 describe("the bounds a relay keeps", () => {
   test("a home feed answers the same with and without them, through new events, deletions and replacements", async () => {
     await withStore(async (s, writer, settle) => {
-      const draw = seeded(11);
+      const draw = mulberry32(11);
       const authors = Array.from({ length: 30 }, (_, i) => pubkeyOf(i + 100));
       const seq = { n: 0 };
       const make = (kinds: readonly number[]) => {

@@ -109,7 +109,6 @@ export class MergedScan {
   }
 
   private open(i: number): void {
-    (globalThis as any).OPENS = ((globalThis as any).OPENS ?? 0) + 1;
     const c = new Cursor(
       this.db,
       this.prefixes[i]!,
