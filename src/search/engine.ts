@@ -23,7 +23,7 @@ import type { Store } from "../store/types.ts";
 import { Candidates, rankOrder } from "./candidates.ts";
 import type { SearchIndex } from "./consumer.ts";
 import { eventLanguages } from "./fields.ts";
-import { highCandidates } from "./high-walk.ts";
+import { highCandidates, highListsTried } from "./high-walk.ts";
 import { allCandidates } from "./intersect.ts";
 import type { Prepared, Setup } from "./plan.ts";
 import { addViews, prepare, setUp } from "./plan.ts";
@@ -119,6 +119,7 @@ async function highWalk(
   limit: number,
   off: WalkOffload | undefined,
 ): Promise<number | undefined | false> {
+  if (!highListsTried(ix, u)) return undefined;
   const r = await remoteWalk(ix, u, o, c, true, limit, off);
   if (!r) return local(() => highCandidates(ix, u, o, c, limit));
   if (o.cancelled?.()) return false;
