@@ -220,14 +220,21 @@ export class ThreadApplier implements Applier {
       if (m.error === undefined) w.resolve();
       else w.reject(Object.assign(new Error(m.error), { full: m.full }));
     });
-    this.worker.on("error", (e: Error) => {
-      this.broken = true;
-      this.closed?.();
-      for (const w of this.waiting.values()) w.reject(new Error(`consumers' thread failed: ${e.message}`));
-      this.waiting.clear();
-      for (const w of this.walks.values()) w.reject(new Error(`consumers' thread failed: ${e.message}`));
-      this.walks.clear();
-    });
+    this.worker.on("error", (e: Error) => this.gone(`consumers' thread failed: ${e.message}`));
+    // A thread can also end with no error (ended from outside, or it left by itself): what it
+    // had in hand would otherwise wait forever, a batch holding the writer once the backlog is
+    // full and a walk holding its REQ.
+    this.worker.on("exit", (code: number) => this.gone(`consumers' thread ended (exit code ${code})`));
+  }
+
+  /** The thread is gone: nothing more goes to it, and what it had in hand fails. */
+  private gone(reason: string): void {
+    this.broken = true;
+    this.closed?.();
+    for (const w of this.waiting.values()) w.reject(new Error(reason));
+    this.waiting.clear();
+    for (const w of this.walks.values()) w.reject(new Error(reason));
+    this.walks.clear();
   }
 
   /** Whether search walks may be sent: the thread is up and applies no batch now. */
