@@ -3,7 +3,7 @@
 // those that work on a data directory, net/ for those that talk to relays, the rest beside them.
 import pkg from "../package.json" with { type: "json" };
 import { ConfigError } from "./config/load.ts";
-import { guardCommitRejections } from "./store/full.ts";
+import { guardCommitRejections } from "./lmdb/full.ts";
 
 interface Command {
   help: string;

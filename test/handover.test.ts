@@ -287,7 +287,7 @@ describe("serve --takeover", () => {
     const c = await RawClient.connect(url);
     const stored = new Set(await c.req("all", { kinds: [1], limit: 5000 }));
     // Both relays' logs with a failure: the cause is in them (a consumer batch that found an
-    // OK'd event gone was how a lost commit showed, store/open-gate.ts).
+    // OK'd event gone was how a lost commit showed, lmdb/open-gate.ts).
     const logs = `new: ${next.stdout()}${next.stderr()}\nold: ${old.stdout()}${old.stderr()}`;
     expect(
       ok.filter((id) => !stored.has(id)),

@@ -1,10 +1,10 @@
-// The store's map size (src/store/map-size.ts) where the address space is limited: an arm64
+// The store's map size (src/lmdb/map-size.ts) where the address space is limited: an arm64
 // kernel with 39-bit virtual addresses leaves user space 512 GiB, which `ulimit -v` reproduces
 // here (qemu-user, the other limit, is covered by the smoke test of each binary in CI).
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { largestFitting, MAX_AUTO_MAP_SIZE_GB } from "../src/store/map-size.ts";
+import { largestFitting, MAX_AUTO_MAP_SIZE_GB } from "../src/lmdb/map-size.ts";
 import { newKey, RawClient, signed, tempDir } from "./harness.ts";
 import { spawnCli, until } from "./procs.ts";
 

@@ -1,6 +1,6 @@
 // REQs while events are being written: with writes in flight, stored reads take turns with
 // what the writes hand back to the main thread (ingest/read-turns.ts), and the writer publishes
-// a commit as soon as it is visible, before its sync (store/visible.ts). What a client must see
+// a commit as soon as it is visible, before its sync (lmdb/visible.ts). What a client must see
 // either way: every event OK'd before its REQ among the stored events, every event once (stored
 // before EOSE or live after it, never both, never neither), stored ones newest first.
 import { expect, test } from "bun:test";

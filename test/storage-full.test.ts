@@ -112,7 +112,7 @@ describe.skipIf(!mounted)("a full disk", () => {
     mkdirSync(derived, { recursive: true });
     // derived/ on a filesystem of its own, nearly full from the start; the log has room. Once
     // the filler goes there is room for the indexes to catch up, with the room a batch's write
-    // may take at most through the writable map (store/room.ts).
+    // may take at most through the writable map (lmdb/room.ts).
     expect(mount(derived, "16m")).toBe(true);
     inner.push(derived);
     await closeStore(openStore(dir));

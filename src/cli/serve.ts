@@ -20,11 +20,11 @@ import {
 } from "../handover/files.ts";
 import { FOLLOW_MS, Predecessor } from "../handover/predecessor.ts";
 import { announceListening, takeOver } from "../handover/successor.ts";
+import { processAlive } from "../lmdb/lock.ts";
+import { chooseMapSize } from "../lmdb/map-size.ts";
 import { configureLog, log } from "../log.ts";
 import type { Relay } from "../relay.ts";
 import { POLL_MS, startRelay } from "../relay.ts";
-import { processAlive } from "../store/lock.ts";
-import { chooseMapSize } from "../store/map-size.ts";
 import { closeStore, openStore } from "../store/store.ts";
 import { parseArgs } from "./args.ts";
 import { tuneRuntime } from "./runtime-env.ts";

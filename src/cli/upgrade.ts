@@ -6,7 +6,7 @@
 import { loadConfig } from "../config/load.ts";
 import type { TakeoverRequest } from "../handover/files.ts";
 import { HANDOVER_SIGNAL, REQUEST_FILE, readState, removeState } from "../handover/files.ts";
-import { lockHolder, processAlive } from "../store/lock.ts";
+import { lockHolder, processAlive } from "../lmdb/lock.ts";
 import { parseArgs } from "./args.ts";
 
 export const help = `relay upgrade [--config FILE] [--data DIR] [--timeout SECONDS]

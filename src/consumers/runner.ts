@@ -14,8 +14,8 @@
 // the number of distinct keys per commit. A batch of thousands of events writes each search
 // token, counter or index page once instead of once per event.
 import { join } from "node:path";
+import { commitCause, FullState, fullReason } from "../lmdb/full.ts";
 import type { Consumer, Tail, Watermark } from "../store/consumer.ts";
-import { commitCause, FullState, fullReason } from "../store/full.ts";
 import type { Removal } from "../store/removals.ts";
 import { trimRemovals } from "../store/removals.ts";
 import type { HighWater } from "../store/serials.ts";

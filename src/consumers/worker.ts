@@ -7,11 +7,11 @@
 import { heapStats } from "bun:jsc";
 import { join } from "node:path";
 import { parentPort, workerData } from "node:worker_threads";
+import { commitCause, fullReason, guardCommitRejections } from "../lmdb/full.ts";
 import { Candidates } from "../search/candidates.ts";
 import type { SearchIndex } from "../search/consumer.ts";
 import type { WalkReply, WalkRequest } from "../search/remote.ts";
 import { runWalk, walkReply } from "../search/remote.ts";
-import { commitCause, fullReason, guardCommitRejections } from "../store/full.ts";
 import type { StoreOptions } from "../store/store.ts";
 import { closeStore, DERIVED_DIR, openStore } from "../store/store.ts";
 import type { Applied, GenPayload } from "./apply.ts";

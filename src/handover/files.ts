@@ -8,7 +8,7 @@
 // "look at it" (SIGUSR2) reaches a process only from its own user or root.
 import { readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { processAlive } from "../store/lock.ts";
+import { processAlive } from "../lmdb/lock.ts";
 
 export const REQUEST_FILE = "relay.takeover";
 export const DRAINING_FILE = "relay.draining";

@@ -10,9 +10,9 @@
 //     its file on disk with --takeover, which then asks as above.
 import { spawn } from "node:child_process";
 import type { RelayContext } from "../context.ts";
+import { processAlive } from "../lmdb/lock.ts";
 import { log } from "../log.ts";
 import { runByAnotherProgram } from "../platform.ts";
-import { processAlive } from "../store/lock.ts";
 import { noticeFrame } from "../wire/frames.ts";
 import { ownCommandLine } from "./command-line.ts";
 import type { TakeoverRequest } from "./files.ts";

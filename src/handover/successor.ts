@@ -2,8 +2,9 @@
 // the relay that holds the directory to hand it over, waits for the lock (the predecessor has
 // applied what it had and stopped applying), starts, and once it listens beside the
 // predecessor on the shared port says so; the predecessor then stops accepting and drains.
+
+import { DirLocked, lockDir, processAlive } from "../lmdb/lock.ts";
 import { log } from "../log.ts";
-import { DirLocked, lockDir, processAlive } from "../store/lock.ts";
 import { HANDOVER_SIGNAL, REQUEST_FILE, writeState } from "./files.ts";
 
 /** How long the predecessor may take to hand over (applying its backlog first). */

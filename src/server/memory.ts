@@ -5,7 +5,7 @@
 // - the runtime's allocator (Bun's mimalloc) holds every thread's JavaScript heap, its strings
 //   and buffers;
 // - the C library's malloc holds what native modules allocate, above all LMDB's copies of the
-//   pages a write transaction changes (store/dirty-pages.ts).
+//   pages a write transaction changes (lmdb/dirty-pages.ts).
 // What an allocator counts is what it handed out and was not freed; a large block handed out
 // and not yet written is not resident, so the counts can pass RssAnon (an idle relay: ~74 MB
 // through the runtime's allocator, 37 MB anonymous).

@@ -6,7 +6,7 @@
 // (page-walk.ts walkFreeList), a few pages per file, so it is cheap enough to ask every second.
 import { join } from "node:path";
 import type { RootDatabase } from "lmdb";
-import { inReadTxn, walkFreeList } from "./page-walk.ts";
+import { inReadTxn, walkFreeList } from "../lmdb/page-walk.ts";
 import { DERIVED_DIR } from "./store.ts";
 import type { Store } from "./types.ts";
 

@@ -9,14 +9,14 @@ import { closeSync, openSync } from "node:fs";
 import { join } from "node:path";
 import type { Database, RootDatabase } from "lmdb";
 import { open } from "lmdb";
+import { chooseMapSize, writeMapSize } from "../lmdb/map-size.ts";
+import { openGate, shareGateInWrites } from "../lmdb/open-gate.ts";
+import { DerivedRoom } from "../lmdb/room.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey, serialProbe } from "./keys.ts";
 import { syncLogSync } from "./log-sync.ts";
-import { chooseMapSize, writeMapSize } from "./map-size.ts";
-import { openGate, shareGateInWrites } from "./open-gate.ts";
 import { removalValue } from "./removals.ts";
-import { DerivedRoom } from "./room.ts";
 import { readHighWater } from "./serials.ts";
 import type { BinDb, Store } from "./types.ts";
 

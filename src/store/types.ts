@@ -2,11 +2,11 @@
 // writer's state. Declared apart from store.ts (which opens it) so that the modules store.ts
 // itself needs (serials.ts, index-db.ts, consumer.ts) can name it without an import loop.
 import type { Database, RootDatabase } from "lmdb";
+import type { OpenGate } from "../lmdb/open-gate.ts";
+import type { DerivedRoom } from "../lmdb/room.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Arena } from "./keys.ts";
-import type { OpenGate } from "./open-gate.ts";
 import type { Removal } from "./removals.ts";
-import type { DerivedRoom } from "./room.ts";
 
 export type BinDb = Database<Buffer, Buffer>;
 

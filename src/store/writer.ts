@@ -8,12 +8,14 @@
 // reads, in each transaction, what others committed since its last one and hands it on first,
 // so `onCommitted` hears every commit to the log, in serial order, whoever made it.
 
+import { commitCause, FullState, fullReason } from "../lmdb/full.ts";
+import type { Visibility } from "../lmdb/visible.ts";
+import { visibilityOf } from "../lmdb/visible.ts";
 import { log } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, olderVersion } from "../wire/reasons.ts";
-import { commitCause, FullState, fullReason } from "./full.ts";
 import { readReplaceable, readU64, replaceableValue, serialKey } from "./keys.ts";
 import {
   addressOf,
@@ -30,8 +32,6 @@ import type { HighWater } from "./serials.ts";
 import { commitTxn, currentHighWater, readHighWater } from "./serials.ts";
 import { putEvent } from "./store.ts";
 import type { Store } from "./types.ts";
-import type { Visibility } from "./visible.ts";
-import { visibilityOf } from "./visible.ts";
 
 /** The start of every refusal for lack of room (after `error: `). */
 export const FULL = "storage full: ";

@@ -1,9 +1,9 @@
 // `relay backup DEST`: a consistent online copy of the log's LMDB environment (LMDB's plain
-// copy, from one read transaction: store/copy.ts), then checked with `relay check`'s checks.
+// copy, from one read transaction: lmdb/copy.ts), then checked with `relay check`'s checks.
 // The derived indexes (derived/) are not copied: a relay started on the copy rebuilds them from
 // its events (why: docs/operations.md, "Backups").
 
-import { plainCopy } from "../../store/copy.ts";
+import { plainCopy } from "../../lmdb/copy.ts";
 import { commandArgs } from "../command-args.ts";
 import { fmtBytes, fmtInt, guarded } from "../output.ts";
 import { dataFileSize } from "./open-store.ts";

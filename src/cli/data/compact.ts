@@ -1,11 +1,11 @@
 // `relay compact DEST`: an online, compacted copy of the log's LMDB environment, every database
-// rewritten in key order from one read transaction (store/copy.ts says why not LMDB's own
+// rewritten in key order from one read transaction (lmdb/copy.ts says why not LMDB's own
 // compacting copy), then checked: the copy opens as a relay store and holds exactly the
 // snapshot's entries in every database. What is derived from the log (derived/: REQ indexes,
 // search, counters) is not copied: the relay builds it from the copy.
 
-import { compactCopy } from "../../store/copy.ts";
-import { chooseMapSize } from "../../store/map-size.ts";
+import { compactCopy } from "../../lmdb/copy.ts";
+import { chooseMapSize } from "../../lmdb/map-size.ts";
 import { commandArgs } from "../command-args.ts";
 import { fmtBytes, fmtInt, guarded } from "../output.ts";
 import { dataFileSize } from "./open-store.ts";

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Config } from "../../config/schema.ts";
 import { type Consumers, openConsumers } from "../../consumers/registry.ts";
-import { DirLocked, lockDir, lockHolder } from "../../store/lock.ts";
+import { DirLocked, lockDir, lockHolder } from "../../lmdb/lock.ts";
 import { closeStore, openStore } from "../../store/store.ts";
 import type { Store } from "../../store/types.ts";
 import { IoError } from "../output.ts";

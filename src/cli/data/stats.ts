@@ -1,7 +1,7 @@
 // `relay stats`: what is in a data directory: events in total and by kind, the time span, and per
 // named database its entry count and size, for the log's environment and for the derived one
 // (derived/: REQ indexes, search, counters). Sizes come from walking each data.mdb page by page
-// (store/page-walk.ts): LMDB's own statistics count a DUPSORT database's top tree only and say
+// (lmdb/page-walk.ts): LMDB's own statistics count a DUPSORT database's top tree only and say
 // nothing of free pages; the JSON keeps them too (`bytes`, `pages`).
 
 import { statSync } from "node:fs";
@@ -9,8 +9,8 @@ import { join } from "node:path";
 import type { RootDatabase } from "lmdb";
 import type { Config } from "../../config/schema.ts";
 import { countByKind, timeBounds } from "../../indexes/scan.ts";
+import { type FilePages, type TreePages, walkEnvironment } from "../../lmdb/page-walk.ts";
 import { budgetSettings } from "../../retention/budget.ts";
-import { type FilePages, type TreePages, walkEnvironment } from "../../store/page-walk.ts";
 import { closeStore, DERIVED_DIR } from "../../store/store.ts";
 import type { Store } from "../../store/types.ts";
 import { commandArgs } from "../command-args.ts";

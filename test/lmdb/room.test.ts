@@ -6,8 +6,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, statfsSync, statSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { closeStore, DERIVED_DIR, derivedWrite, openStore } from "./store.ts";
-import type { Store } from "./types.ts";
+import { closeStore, DERIVED_DIR, derivedWrite, openStore } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/types.ts";
 
 const MIB = 2 ** 20;
 const dirs: string[] = [];

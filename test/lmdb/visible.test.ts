@@ -6,8 +6,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { closeStore, openStore } from "./store.ts";
-import { visibilityOf } from "./visible.ts";
+import { visibilityOf } from "../../src/lmdb/visible.ts";
+import { closeStore, openStore } from "../../src/store/store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "visible-"));
 const store = openStore(dir);

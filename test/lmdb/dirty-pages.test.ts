@@ -2,8 +2,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { releaseDirtyPages } from "./dirty-pages.ts";
-import { closeStore, DERIVED_DIR, openStore } from "./store.ts";
+import { releaseDirtyPages } from "../../src/lmdb/dirty-pages.ts";
+import { closeStore, DERIVED_DIR, openStore } from "../../src/store/store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "relay-dirty-"));
 const store = openStore(dir, { mapSizeGb: 4 });

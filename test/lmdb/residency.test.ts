@@ -2,8 +2,8 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { releasePages } from "./residency.ts";
-import { closeStore, openStore } from "./store.ts";
+import { releasePages } from "../../src/lmdb/residency.ts";
+import { closeStore, openStore } from "../../src/store/store.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "residency-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -5,12 +5,12 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { unsignedNote } from "../../test/fixtures/stored-events.ts";
-import type { NostrEvent } from "../nostr/event.ts";
-import { hexBytes } from "./keys.ts";
-import { OPEN_LOCK_FILE } from "./open-gate.ts";
-import { closeStore, openStore } from "./store.ts";
-import { Writer } from "./writer.ts";
+import { OPEN_LOCK_FILE } from "../../src/lmdb/open-gate.ts";
+import type { NostrEvent } from "../../src/nostr/event.ts";
+import { hexBytes } from "../../src/store/keys.ts";
+import { closeStore, openStore } from "../../src/store/store.ts";
+import { Writer } from "../../src/store/writer.ts";
+import { unsignedNote } from "../fixtures/stored-events.ts";
 
 const ev = (n: number): [NostrEvent, string] => unsignedNote(n, "x".repeat(200));
 
@@ -19,7 +19,7 @@ test("every commit answered stored survives another process opening and closing 
   const script = join(dir, "open-loop.ts");
   writeFileSync(
     script,
-    `import { closeStore, openStore } from ${JSON.stringify(join(import.meta.dir, "store.ts"))};
+    `import { closeStore, openStore } from ${JSON.stringify(join(import.meta.dir, "..", "..", "src", "store", "store.ts"))};
      let n = 0;
      for (;;) {
        const s = openStore(${JSON.stringify(dir)});
@@ -31,7 +31,10 @@ test("every commit answered stored survives another process opening and closing 
   const opener = Bun.spawn([process.execPath, script], { stdout: "pipe", stderr: "inherit" });
   try {
     const reader = opener.stdout.getReader();
-    await reader.read(); // its first opening is done: the loop runs
+    // Its first opening is done: the loop runs. A child that cannot start ends its output instead,
+    // and the test must not go on to pass without the openings it is about.
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toContain("opening");
     const w = new Writer(s, 64, () => {});
     const stored: string[] = [];
     // One transaction each, answered one after another, while the other process opens the
