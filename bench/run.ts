@@ -58,7 +58,7 @@ async function main(): Promise<number> {
     await Bun.write(a.json, `${JSON.stringify(out, null, 2)}\n`);
     log(`results written to ${a.json}`);
   }
-  return 0;
+  return out.e2e?.error ? 1 : 0;
 }
 
 // Explicit exit: a relay or socket left half-closed by a timed-out phase must not hang the run.

@@ -7,6 +7,7 @@
 // header to compare trees), and writes everything to --json.
 //
 //   bun bench/scale.ts --tree /work/main --port 7950 --scale --cgroup-mem 1G
+//   bun bench/scale.ts --strfry --port 7951 --scale --cgroup-mem 1G
 //   bun bench/scale.ts --tree /tmp/ab/base --port 7951 --events 1000000 --authors 20000 \
 //     --rest 30 -- --consumers.maxBatch 5000
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -22,6 +23,7 @@ import { inCgroup, makeCgroup, removeCgroup } from "./scale/cgroup-setup.ts";
 import { diskUse } from "./scale/disk.ts";
 import type { Relay } from "./scale/relay-process.ts";
 import { startRelay } from "./scale/relay-process.ts";
+import { startStrfry, strfryDir } from "./scale/strfry-process.ts";
 import { figures, markdownRows, outcome, row } from "./scale/summary.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -37,17 +39,23 @@ function commitOf(tree: string): string {
 }
 
 async function run(a: ScaleArgs): Promise<number> {
-  const tree = resolve(a.tree);
-  if (!existsSync(join(tree, "src", "main.ts"))) throw new Error(`${tree} has no src/main.ts`);
-  const commit = commitOf(tree);
+  const peers = a.strfry ? strfryDir(ROOT) : undefined;
+  if (a.strfry && !peers)
+    throw new Error("no strfry: ../shared/peers/ (or $STRFRY_PEERS) has no strfry and start-strfry.sh");
+  const tree = a.tree === undefined ? undefined : resolve(a.tree);
+  if (tree && !existsSync(join(tree, "src", "main.ts"))) throw new Error(`${tree} has no src/main.ts`);
+  const commit = tree ? commitOf(tree) : "strfry";
   const label =
-    a.label ?? `${basename(tree)}@${commit}${a.cgroupMem ? ` in ${a.cgroupMem / 2 ** 20} MiB` : ""}`;
+    a.label ??
+    `${tree ? `${basename(tree)}@${commit}` : "strfry"}${a.cgroupMem ? ` in ${a.cgroupMem / 2 ** 20} MiB` : ""}`;
   const cg: Cgroup | undefined = a.cgroupMem === undefined ? undefined : makeCgroup(a.port, a.cgroupMem);
   if (cg) log(`cgroup v${cg.version} ${cg.dir}, limit ${cg.limitBytes} bytes`);
   // A temp directory with a dot-free name (see docs/performance.md, "Relay bugs found").
   const data = mkdtempSync(`/tmp/relay-bench-${a.port}-`);
   const logFile = `${data}.log`;
-  const cmd = [process.execPath, "src/main.ts", "--port", String(a.port), "--data", data, ...a.relayFlags];
+  const cmd = tree
+    ? [process.execPath, "src/main.ts", "--port", String(a.port), "--data", data, ...a.relayFlags]
+    : [join(peers!, "start-strfry.sh"), String(a.port), data];
   let relay: Relay | undefined;
   let e2e: E2EResult | undefined;
   let error: string | undefined;
@@ -63,15 +71,27 @@ async function run(a: ScaleArgs): Promise<number> {
   };
   process.on("SIGINT", onSigint);
   try {
-    relay = await startRelay({
-      cmd: cg ? inCgroup(cg.dir, cmd) : cmd,
-      cwd: tree,
-      logFile,
-      timeoutMs: a.startTimeoutS * 1000,
-    });
-    log(`relay pid ${relay.pid} from ${tree} (${commit}): ${relay.startLine}`);
+    relay = tree
+      ? await startRelay({
+          cmd: cg ? inCgroup(cg.dir, cmd) : cmd,
+          cwd: tree,
+          logFile,
+          timeoutMs: a.startTimeoutS * 1000,
+        })
+      : await startStrfry({
+          peers: peers!,
+          port: a.port,
+          db: data,
+          runDir: `${data}.run`,
+          logFile,
+          timeoutMs: a.startTimeoutS * 1000,
+          sets: a.relayFlags,
+          ...(cg ? { wrap: (c: string[]) => inCgroup(cg.dir, c) } : {}),
+        });
+    log(`relay pid ${relay.pid} from ${tree ?? peers} (${commit}): ${relay.startLine}`);
     try {
       e2e = await runE2E(relay.url, { ...a.bench, url: relay.url, pid: relay.pid }, ROOT, log, relay.pid);
+      error = e2e.error;
     } catch (err) {
       error = (err as Error).message;
       log(`load run failed: ${error}`);
@@ -88,6 +108,7 @@ async function run(a: ScaleArgs): Promise<number> {
   const disk = diskUse(data);
   const cgroupRemoved = cg ? await removeCgroup(cg) : undefined;
   if (!a.keep) rmSync(data, { recursive: true, force: true });
+  if (!tree) rmSync(`${data}.run`, { recursive: true, force: true });
   process.off("SIGINT", onSigint);
 
   const f = e2e ? figures(e2e, disk) : {};

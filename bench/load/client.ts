@@ -23,7 +23,23 @@ export class Client {
     });
   }
 
-  static connect(url: string, timeoutMs = 10_000): Promise<Client> {
+  /**
+   * Opens a connection; one refused is tried again twice, 200 ms apart, as a client would (a
+   * relay busy with 200 handshakes at once has refused one now and then, and a whole run's
+   * figures were lost to it).
+   */
+  static async connect(url: string, timeoutMs = 10_000): Promise<Client> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await Client.connectOnce(url, timeoutMs);
+      } catch (e) {
+        if (tries === 3 || (e as Error).message.includes("timed out")) throw e;
+        await Bun.sleep(200);
+      }
+    }
+  }
+
+  private static connectOnce(url: string, timeoutMs: number): Promise<Client> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(url);
       const timer = setTimeout(() => {

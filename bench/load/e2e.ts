@@ -39,6 +39,8 @@ export interface E2EResult {
   series?: Series;
   /** why the phases after the ingest did not run, if they did not */
   skipped?: string;
+  /** a phase that failed (the relay refused connections, say): the phases before it are kept */
+  error?: string;
   query?: QueryResult;
   count?: CountResult;
   search?: SearchResult;
@@ -201,6 +203,9 @@ export async function runE2E(
       out.mixed = { live: await live, query: await query };
       mem.mark("after mixed");
     }
+  } catch (e) {
+    out.error = (e as Error).message;
+    log(`a phase failed, the ones before it are kept: ${out.error}`);
   } finally {
     mem.stop();
     out.memory.marks = mem.marks;

@@ -4,7 +4,10 @@ import type { BenchArgs } from "../load/args.ts";
 import { parseBenchArgs } from "../load/args.ts";
 
 export interface ScaleArgs {
-  tree: string;
+  /** the relay's checkout; undefined with --strfry */
+  tree: string | undefined;
+  /** run strfry from ../shared/peers/ instead of this relay (the relay flags become its --set pairs) */
+  strfry: boolean;
   port: number;
   /** memory limit in bytes for the relay's cgroup; undefined: no cgroup */
   cgroupMem: number | undefined;
@@ -20,9 +23,12 @@ export interface ScaleArgs {
   bench: BenchArgs;
 }
 
-export const SCALE_USAGE = `usage: bun bench/scale.ts --tree DIR --port P [options] [bench/run.ts options] [-- relay flags]
+export const SCALE_USAGE = `usage: bun bench/scale.ts (--tree DIR | --strfry) --port P [options] [bench/run.ts options] [-- relay flags]
   --tree DIR          the relay's checkout (this repo at any commit, e.g. a git worktree); the relay
                       runs as \`bun src/main.ts --port P --data D\` from there, on a fresh D in /tmp
+  --strfry            run strfry instead, from ../shared/peers/ (or $STRFRY_PEERS) through its
+                      start-strfry.sh, on a fresh database in /tmp, permessage-deflate off; the
+                      relay flags after -- are its settings (-- relay.numThreads.reqWorker=3)
   --port P            the relay's port (also names its cgroup, relay-bench-P)
   --cgroup-mem SIZE   run the relay in a memory cgroup limited to SIZE (e.g. 1G, 768M, 256M)
   --keep              keep the data directory (default: removed after the run)
@@ -34,7 +40,7 @@ export const SCALE_USAGE = `usage: bun bench/scale.ts --tree DIR --port P [optio
   -- FLAGS…           passed to the relay, e.g. -- --consumers.maxBatch 5000`;
 
 const OWN = new Set(["tree", "port", "cgroup-mem", "json", "label", "start-timeout"]);
-const OWN_BOOL = new Set(["keep"]);
+const OWN_BOOL = new Set(["keep", "strfry"]);
 
 /** "1G", "768M", "1.5GiB", "268435456" → bytes (binary units). */
 export function parseSize(s: string): number {
@@ -62,7 +68,9 @@ export function parseScaleArgs(argv: string[]): ScaleArgs | "help" {
     } else if (name !== undefined && OWN_BOOL.has(name)) flags.add(name);
     else benchArgv.push(arg);
   }
-  if (!own.tree) throw new Error("--tree DIR is required");
+  const strfry = flags.has("strfry");
+  if (!own.tree && !strfry) throw new Error("--tree DIR (or --strfry) is required");
+  if (own.tree && strfry) throw new Error("--tree and --strfry name two relays: give one");
   const port = Number(own.port);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error("--port P is required (1-65535)");
   const has = (f: string) => benchArgv.some((a) => a === `--${f}` || a.startsWith(`--${f}=`));
@@ -76,6 +84,7 @@ export function parseScaleArgs(argv: string[]): ScaleArgs | "help" {
   if (bench === "help") return "help";
   return {
     tree: own.tree,
+    strfry,
     port,
     cgroupMem: own["cgroup-mem"] === undefined ? undefined : parseSize(own["cgroup-mem"]),
     keep: flags.has("keep"),
