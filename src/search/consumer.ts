@@ -39,7 +39,6 @@ import { eventTokens } from "./fields.ts";
 import type { ImpactState } from "./impact.ts";
 import { IMPACT_KEY, impactValue, isHigh, needsRebuild, readImpact, THRESHOLD } from "./impact.ts";
 import { type BlockView, VIEW_ENCODER } from "./postings.ts";
-import { lowerBound } from "./sorted.ts";
 import { TOKENIZER_VERSION } from "./tokenize.ts";
 
 /** An event's searchable text: its distinct tokens with their frequencies, and its length. */
@@ -389,24 +388,31 @@ function pushTo(m: Map<string, FlatPostings>, t: string, serial: number, tf: num
 /** Rewrites a token's blocks that hold any of `serials` without them, each block once. */
 function purgeToken(b: BinDb, prefix: Buffer, serials: Set<number>, sorted: readonly number[]): void {
   const { start, end } = tokenBounds(prefix);
-  const blocks = Array.from(b.getRange({ start, end }), ({ key, value }) => ({
-    key: Buffer.from(key as Buffer),
-    value: Buffer.from(value as Buffer),
-  }));
-  blocks.forEach((blk, i) => {
-    const from = keyFirstSerial(blk.key);
-    const to = readHeader(blk.value).lastSerial;
-    if (!anyWithin(sorted, from, to)) return;
-    const kept = filterBlock(blk.value, (serial) => serials.has(serial));
-    if (!kept) return;
-    const isLast = i === blocks.length - 1;
-    if (readHeader(kept).count === 0 && !isLast) b.remove(blk.key);
-    else b.put(blk.key, kept);
-  });
-}
-
-/** Whether a sorted list holds a value in [from, to]. */
-function anyWithin(sorted: readonly number[], from: number, to: number): boolean {
-  const at = lowerBound(sorted, from);
-  return at < sorted.length && sorted[at]! <= to;
+  // Only the blocks that hold a removed document are read: a common word's postings span
+  // hundreds of blocks, and reading them all for each purge (a copy of each) cost seconds a
+  // purge at a million events, every OK waiting meanwhile.
+  for (let i = 0; i < sorted.length; ) {
+    const s = sorted[i]!;
+    // The block holding s, if any: the last one whose first serial is at most s.
+    let key: Buffer | undefined;
+    let value: Buffer | undefined;
+    for (const e of b.getRange({ start: blockKey(prefix, s), end: start, reverse: true, limit: 1 })) {
+      key = Buffer.from(e.key as Buffer);
+      value = Buffer.from(e.value as Buffer);
+    }
+    const to = value ? readHeader(value).lastSerial : -1;
+    if (!key || !value || to < s) {
+      i++;
+      continue;
+    }
+    while (i < sorted.length && sorted[i]! <= to) i++;
+    const kept = filterBlock(value, (serial) => serials.has(serial));
+    if (!kept) continue;
+    // An emptied block goes, but for the token's last one, whose header carries its df.
+    let isLast = true;
+    for (const _ of b.getKeys({ start: blockKey(prefix, keyFirstSerial(key) + 1), end, limit: 1 }))
+      isLast = false;
+    if (readHeader(kept).count === 0 && !isLast) b.remove(key);
+    else b.put(key, kept);
+  }
 }
