@@ -12,6 +12,7 @@ import { open } from "lmdb";
 import { chooseMapSize, writeMapSize } from "../lmdb/map-size.ts";
 import { openGate, shareGateInWrites } from "../lmdb/open-gate.ts";
 import { DerivedRoom } from "../lmdb/room.ts";
+import { bootId, markSynced, markUnsynced, mayBeTorn, removeEnvironment } from "../lmdb/unsynced.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { INDEX_DB } from "./index-db.ts";
 import { Arena, isIndexableTagName, readU64, serialKey, serialProbe } from "./keys.ts";
@@ -83,7 +84,9 @@ export function replayStored(
   let events = 0;
   for (;;) {
     let n = 0;
-    // The bytes a batch adds are known once it is read: taken as 2 KiB an event.
+    // The bytes a batch adds are known once it is read: taken as 2 KiB an event, for the events
+    // it can hold (a start that catches up on a few events needs room for a few, not a batch).
+    const most = Math.max(1, Math.min(batch, through - next + 1));
     derivedWrite(
       s,
       () => {
@@ -96,7 +99,7 @@ export function replayStored(
         }
         endBatch();
       },
-      batch * 2048,
+      most * 2048,
     );
     events += n;
     if (n > 0) progress?.(events);
@@ -157,16 +160,29 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   // the kernel writes back and reclaims like any other. A write transaction starts only where
   // the filesystem has room for it then (room.ts). The log keeps LMDB's copies: its
   // transactions are small.
+  // Written through the map, its commits are not synced either, where this boot of the machine
+  // can be told apart from the next (lmdb/unsynced.ts): the log rebuilds it, and a process that
+  // dies loses none of its pages. Whoever opens it after the machine went down in the middle of
+  // such writes removes it, and the consumers rebuild it.
   const derivedDir = join(path, DERIVED_DIR);
   const writeMap = o.writeMap === true;
-  const derived = gate.whileOpening(
-    () =>
-      open({
-        path: derivedDir,
-        ...options,
-        ...(writeMap ? { useWritemap: true, mapSize: writeMapSize(derivedDir, mapSize) } : {}),
-      } as never) as RootDatabase,
-  );
+  const boot = bootId();
+  const unsynced = writeMap && boot !== undefined;
+  let torn = false;
+  const derived = gate.whileOpening(() => {
+    if (mayBeTorn(derivedDir, boot)) {
+      removeEnvironment(derivedDir);
+      torn = true;
+    }
+    const env = open({
+      path: derivedDir,
+      ...options,
+      ...(writeMap ? { useWritemap: true, mapSize: writeMapSize(derivedDir, mapSize) } : {}),
+      ...(unsynced ? { noSync: true } : {}),
+    } as never) as RootDatabase;
+    if (unsynced) markUnsynced(derivedDir, boot);
+    return env;
+  });
   shareGateInWrites(derived, gate);
   dropMoved(env);
   dropOldIndexes(derived);
@@ -199,6 +215,8 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
     vanished: db("vanished"),
     state: ddb("state"),
     room: writeMap ? new DerivedRoom(derived, derivedDir, pageSizeOf(derived)) : undefined,
+    derivedUnsynced: unsynced,
+    derivedTorn: torn,
     meta: db("meta"),
     lastSerial: 0,
     indexers: [],
@@ -234,6 +252,15 @@ const pageSizeOf = (env: RootDatabase): number =>
 export function derivedWrite<T>(s: Store, fn: () => T, adding: number | "few"): T {
   if (adding !== "few") s.room?.check(adding);
   return s.derived.transactionSync(fn);
+}
+
+/**
+ * Makes the derived environment durable and says so (lmdb/unsynced.ts): for the process that
+ * applies the consumers, once they have stopped. A process that handed them over leaves it to
+ * the one that took them.
+ */
+export function syncDerived(s: Store): void {
+  if (s.derivedUnsynced) markSynced(join(s.path, DERIVED_DIR));
 }
 
 /** Closes both environments (the derived one first: nothing writes it once the log is shut). */

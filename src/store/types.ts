@@ -64,6 +64,16 @@ export interface DerivedEnv {
    * writable memory map (room.ts); use `derivedWrite` (store.ts) for its transactions
    */
   room: DerivedRoom | undefined;
+  /**
+   * its commits are not synced (the relay's writable map, lmdb/unsynced.ts): a clean stop of
+   * the process that applies the consumers syncs it (`syncDerived`)
+   */
+  derivedUnsynced: boolean;
+  /**
+   * it was removed at this opening, to be rebuilt from the log: it had been written without
+   * syncing in a boot before this one (the machine went down), and may have lost pages
+   */
+  derivedTorn: boolean;
 }
 
 /** What the writer of this process keeps between and inside its transactions. */
