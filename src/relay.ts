@@ -34,7 +34,7 @@ import { QuietTrim } from "./server/quiet-trim.ts";
 import { RateLimiter } from "./server/ratelimit.ts";
 import { RefusalSummary } from "./server/refusals.ts";
 import { startServer } from "./server/server.ts";
-import { closeStore, DERIVED_DIR, openStore } from "./store/store.ts";
+import { closeStore, DERIVED_DIR, openStore, syncDerived } from "./store/store.ts";
 import { Writer } from "./store/writer.ts";
 import { createVerifyPool } from "./verify/pool.ts";
 
@@ -116,6 +116,11 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
   // size are what is known to work (map-size.ts).
   const writeMap = process.platform === "linux" && runByAnotherProgram() === undefined;
   const store = openStore(config.data, { mapSizeGb: config["store.mapSizeGb"], writeMap });
+  if (store.derivedTorn)
+    log.warn(
+      "derived indexes removed and rebuilt from the log: the machine went down while they were written without syncing",
+      { dir: `${config.data}/${DERIVED_DIR}` },
+    );
   const consumers = openConsumers(store, config, {
     thread: config["consumers.thread"],
     log: (line) => log.info(line),
@@ -297,8 +302,13 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
         // the next start (it lies above the saved watermark).
         await cluster?.stop();
         await pruner.stop();
+        // What the writer still holds is committed without waiting for the consumers; they
+        // finish the batches in flight and catch up on the rest at the next start.
+        runner.closing();
         await writer.drain();
-        await runner.stop();
+        await runner.stop(false);
+        // Durable now: a machine that goes down from here on has nothing to rebuild.
+        if (owner) syncDerived(store);
         await closeStore(store);
         unlock();
       })();

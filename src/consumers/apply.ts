@@ -36,6 +36,8 @@ export interface Applier {
   readonly heap?: { size: number; capacity: number };
   /** where its thread's time went, when it has one (ms by step, summed) */
   readonly took?: Timings;
+  /** where the last batch's time went, by step (ms) */
+  readonly lastTook?: Timings;
 }
 
 /** Events read from the log on one snapshot (applyGeneration). */
@@ -149,13 +151,16 @@ export function addTime(took: Timings, step: string, since: number): void {
 }
 
 export class InThreadApplier implements Applier {
+  lastTook: Timings = {};
+
   constructor(
     private readonly s: Store,
     private readonly consumers: readonly Consumer[],
   ) {}
 
   apply(g: GenPayload): Promise<void> {
-    return applyGeneration(this.s, this.consumers, g);
+    this.lastTook = {};
+    return applyGeneration(this.s, this.consumers, g, this.lastTook);
   }
 
   async close(): Promise<void> {}
@@ -191,6 +196,7 @@ export class ThreadApplier implements Applier {
   heap = { size: 0, capacity: 0 };
   /** milliseconds the thread spent in each step since start, summed over batches (/metrics) */
   readonly took: Timings = {};
+  lastTook: Timings = {};
   /** resolves a stop's wait once the thread has closed its handles (or failed) */
   private closed: (() => void) | undefined;
 
@@ -213,7 +219,10 @@ export class ThreadApplier implements Applier {
         return;
       }
       if (m.heap) this.heap = m.heap;
-      if (m.took) for (const [k, ms] of Object.entries(m.took)) this.took[k] = (this.took[k] ?? 0) + ms;
+      if (m.took) {
+        for (const [k, ms] of Object.entries(m.took)) this.took[k] = (this.took[k] ?? 0) + ms;
+        this.lastTook = m.took;
+      }
       const w = this.waiting.get(m.n);
       if (!w) return;
       this.waiting.delete(m.n);

@@ -28,6 +28,7 @@ import type { Progress } from "./catch-up.ts";
 import { catchUp } from "./catch-up.ts";
 import type { Item } from "./generation.ts";
 import { Gen, unview, viewNow, viewOf } from "./generation.ts";
+import { Pace } from "./pace.ts";
 
 export interface RunnerOptions {
   /** apply at least this often while events arrive */
@@ -55,8 +56,10 @@ export interface RunnerOptions {
   applier?: Applier;
 }
 
-/** A failing consumer batch is logged again at most this often. */
+/** A failing consumer batch is logged again at most this often (a slow one too). */
 const FAILURE_LOG_MS = 60_000;
+/** A batch that takes this long is said in the log, with where its time went. */
+const SLOW_BATCH_MS = 2000;
 
 export interface ConsumerLag {
   name: string;
@@ -102,6 +105,13 @@ export class ConsumerRunner {
   waitedMs = 0;
   /** another process applies the consumers now (release): commits are not kept here */
   released = false;
+  /** the writer's pace while the backlog nears its bound (pace.ts) */
+  readonly pace = new Pace();
+  /** the process stops: nothing more is applied, and the writer does not wait (closing) */
+  private stopping = false;
+  private slowLoggedAt = 0;
+  /** the backlog passed half its bound while a batch applied: the next goes as it ends */
+  private pressedMeanwhile = false;
 
   constructor(
     private readonly store: Store,
@@ -193,6 +203,16 @@ export class ConsumerRunner {
     this.lastCommitAt = performance.now();
     const waiting = this.waitingEvents();
     if (waiting > this.peakEvents) this.peakEvents = waiting;
+    const o = this.o;
+    this.pace.committed(
+      stored.length,
+      waiting,
+      o.maxEvents ?? 0,
+      this.waitingBytes(),
+      o.maxBytes ?? 0,
+      this.lastCommitAt,
+    );
+    if (this.flushing && this.pressed()) this.pressedMeanwhile = true;
     if (g.weight >= this.batchWeight() || g.live >= this.batchEvents() || g.bytes >= this.batchBytes())
       this.flushSoon();
     else this.armIdle();
@@ -219,6 +239,15 @@ export class ConsumerRunner {
     return max > 0 ? Math.max(1, Math.floor(max / 2)) : Number.POSITIVE_INFINITY;
   }
 
+  /** Whether the backlog holds more than half its bound: the writer is paced then (pace.ts). */
+  private pressed(): boolean {
+    const events = this.o.maxEvents ?? 0;
+    const bytes = this.o.maxBytes ?? 0;
+    return (
+      (events > 0 && this.waitingEvents() > events / 2) || (bytes > 0 && this.waitingBytes() > bytes / 2)
+    );
+  }
+
   /** Whether the events waiting, and their bytes, are under the bound. */
   private hasRoom(): boolean {
     const events = this.o.maxEvents ?? 0;
@@ -233,7 +262,12 @@ export class ConsumerRunner {
    * same memory and readers never match more than the bound outside the indexes.
    */
   backlog(): BacklogState {
-    if (this.hasRoom()) return undefined;
+    if (this.stopping) return undefined;
+    if (this.hasRoom()) {
+      // Room, but filling faster than the consumers apply: the writer goes on a moment later.
+      const d = this.pace.delay(performance.now());
+      return d > 0 ? Bun.sleep(d) : undefined;
+    }
     // The consumers cannot apply (a full disk): waiting would hang every writer, so refuse.
     if (this.failure) return { refuse: this.failure.reason, full: this.failure.full };
     this.flushSoon();
@@ -281,6 +315,7 @@ export class ConsumerRunner {
   /** Seals the open batch and applies the oldest sealed one; resolves when it is on disk. */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing;
+    if (this.stopping) return Promise.resolve();
     if (!this.open.empty) {
       this.sealed.push(this.open);
       const prev = this.open;
@@ -293,8 +328,11 @@ export class ConsumerRunner {
     this.flushing = this.applyGen(g).finally(() => {
       this.flushing = null;
       // A full batch or a pause in writes that came meanwhile goes on at once while the runner
-      // runs; a batch that failed waits for the next tick.
-      const again = this.again || this.roomWaiters.length > 0;
+      // runs, and so does the next batch while the writer is paced (pace.ts: it is filled to be
+      // ready as this one ends; waiting for the tick would leave the consumers idle); a batch
+      // that failed waits for the next tick.
+      const again = this.again || this.roomWaiters.length > 0 || this.pressedMeanwhile;
+      this.pressedMeanwhile = false;
       this.again = false;
       this.wakeWriters();
       if (again && (this.timer || this.roomWaiters.length > 0) && this.sealed[0] !== g) void this.flush();
@@ -304,8 +342,11 @@ export class ConsumerRunner {
 
   private async applyGen(g: Gen): Promise<void> {
     const started = performance.now();
+    this.pace.applying(g.live, started);
+    let ok = false;
     try {
       await this.applier.apply(g.payload());
+      ok = true;
       // Readers add the views of the generations after the watermark they read, so the read
       // after this must see the new watermark. lmdb-js keeps this thread's read transaction
       // until a timer resets it, and a commit made on the consumers' thread does not reset it:
@@ -325,6 +366,7 @@ export class ConsumerRunner {
       this.diskSerial = g.maxSerial;
       this.batches++;
       this.lastApplyMs = performance.now() - started;
+      if (this.lastApplyMs >= SLOW_BATCH_MS) this.slowBatch(g.live);
       // Every consumer has passed these removal records: drop them (a write transaction on the
       // log, so only when there are some; otherwise it would delay the writer's next batch).
       const through = g.maxSeq;
@@ -346,7 +388,26 @@ export class ConsumerRunner {
         this.log("consumers: applying in this thread from now on");
         this.applier = new InThreadApplier(this.store, this.consumers);
       }
+    } finally {
+      this.pace.applied(performance.now(), ok);
     }
+  }
+
+  /**
+   * A batch that held the writer for seconds (the backlog is bounded, so OKs wait on it): said
+   * with where its time went, at most once a minute.
+   */
+  private slowBatch(events: number): void {
+    const now = Date.now();
+    if (now - this.slowLoggedAt < FAILURE_LOG_MS) return;
+    this.slowLoggedAt = now;
+    const steps = Object.entries(this.applier.lastTook ?? {})
+      .filter(([, ms]) => ms >= 100)
+      .sort((a, b) => b[1] - a[1])
+      .map(([step, ms]) => `${step} ${Math.round(ms)} ms`);
+    this.log(
+      `consumers: a batch of ${events} events took ${Math.round(this.lastApplyMs)} ms${steps.length ? ` (${steps.join(", ")})` : ""}`,
+    );
   }
 
   /** A batch failed: say so at once, then at most once a minute while it goes on failing. */
@@ -398,13 +459,40 @@ export class ConsumerRunner {
     }
   }
 
-  /** Applies everything waiting, then stops the timer and the applier's thread. */
-  async stop(): Promise<void> {
+  /**
+   * The process is stopping: the writer no longer waits for the consumers (what it commits from
+   * now on is in the log, which the next start catches up from), and nothing more is applied
+   * but the batch in flight. A stop in the middle of a burst then ends once the writer's queue
+   * is committed and that batch is applied, instead of applying the whole backlog first
+   * (seconds at a million events).
+   */
+  closing(): void {
+    this.stopping = true;
+    this.stopTimers();
+    const waiters = this.roomWaiters;
+    this.roomWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private stopTimers(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     clearTimeout(this.idleTimer);
     this.idleTimer = undefined;
-    await this.settle();
+  }
+
+  /**
+   * Stops the timer and the applier's thread: `settle` first applies everything waiting (data
+   * commands, a handover); otherwise only the batch in flight is finished, and the consumers
+   * catch up from their watermarks at the next start.
+   */
+  async stop(settle = true): Promise<void> {
+    this.stopTimers();
+    if (settle) await this.settle();
+    else {
+      this.stopping = true;
+      await this.flushing;
+    }
     await this.applier.close();
   }
 

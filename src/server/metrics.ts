@@ -321,6 +321,15 @@ export function renderMetrics(ctx: RelayContext): string {
     "Time the writer spent waiting for the derived indexes' backlog.",
     [[{}, runner.waitedMs / 1000]],
   );
+  x.metric(
+    "relay_writer_paced_total",
+    "counter",
+    "Times the writer waited a moment because the derived indexes' backlog filled faster than they apply (consumers/pace.ts).",
+    [[{}, runner.pace.delays]],
+  );
+  x.metric("relay_writer_paced_seconds_total", "counter", "Time the writer spent in those waits.", [
+    [{}, runner.pace.delayedMs / 1000],
+  ]);
   const took = runner.threadTimings();
   if (took)
     x.metric(
