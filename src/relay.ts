@@ -24,6 +24,7 @@ import { configureLog, log } from "./log.ts";
 import { Moderation } from "./manage/moderation.ts";
 import { ownUrlCheck } from "./nostr/relay-url.ts";
 import { runByAnotherProgram } from "./platform.ts";
+import { ReaderPool } from "./readers/pool.ts";
 import { Pruner } from "./retention/pruner.ts";
 import { matchSearch } from "./search/match.ts";
 import { stopWhenQueueEmpty } from "./server/accept-queue.ts";
@@ -175,6 +176,16 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
     conns: new Set(),
     pending: new PendingGate(config["writer.maxPending"], config["writer.maxPendingMb"] * 2 ** 20),
     reads: new ReadTurns(config["query.turnBudgetUs"] / 1000, () => ctx.pending.events > 0),
+    readers:
+      config["query.readers"] > 0
+        ? new ReaderPool({
+            path: store.path,
+            store: { mapSizeGb: config["store.mapSizeGb"], writeMap },
+            threads: config["query.readers"],
+            timeoutMs: config["query.readerTimeoutMs"],
+            log: (line) => log.warn(line),
+          })
+        : undefined,
     moderation,
     retention: pruner,
     plugin: config["policy.plugin"]
@@ -298,6 +309,7 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
         metricsServer?.stop(true);
         for (const conn of conns) conn.close(1001, "relay shutting down");
         await verifyPool.close();
+        await ctx.readers?.close();
         // No more stream messages for the writer; what it commits after this is appended after
         // the next start (it lies above the saved watermark).
         await cluster?.stop();

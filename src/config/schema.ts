@@ -177,6 +177,18 @@ export const SCHEMA = {
     false,
     { min: 0 },
   ),
+  "query.readers": i(
+    2,
+    "threads that answer the stored part of REQs (index walks and body reads), off the thread that serves the sockets (0 = that thread answers them)",
+    false,
+    { min: 0, max: 64 },
+  ),
+  "query.readerTimeoutMs": i(
+    30000,
+    "a reader thread that has not answered a REQ within this long is ended and replaced; its REQs get CLOSED error",
+    false,
+    { min: 100 },
+  ),
   "negentropy.maxItems": i(
     500000,
     "most events one NIP-77 session may reconcile (more: NEG-ERR blocked)",

@@ -106,7 +106,7 @@ function authorPasses(f: Filter, json: string | Buffer): boolean {
  * only because it ties on created_at with the cut, carries its `id` alone until the order is
  * settled (a burst of events in one second would otherwise all be decoded for nothing).
  */
-interface Hit {
+export interface Hit {
   time: number;
   serial: number;
   json: string | undefined;
@@ -235,6 +235,44 @@ async function runFilter(
   o: QueryOptions,
   snap: IndexSnapshot,
 ): Promise<SearchHit[] | undefined> {
+  const hits = await indexHits(s, f, plan, limit, o, snap);
+  if (!hits) return undefined;
+  return withTail(s, f, plan.type, hits, limit, o, snap);
+}
+
+/**
+ * The answer of one filter from its index part (`hits`, indexHits) and the snapshot's tail: the
+ * union cut at `limit`, which is the NIP-01 answer. An `ids` plan has no tail: its lookups see
+ * every stored event.
+ */
+export function withTail(
+  s: Store,
+  f: Filter,
+  plan: Plan["type"],
+  hits: Hit[],
+  limit: number,
+  o: QueryOptions,
+  snap: IndexSnapshot,
+): SearchHit[] {
+  if (plan === "empty" || limit === 0) return [];
+  const tail = plan === "ids" ? [] : tailHits(s, f, snap, o);
+  return firstByNewest(s, tail.length === 0 ? hits : hits.concat(tail), limit, o.frame);
+}
+
+/**
+ * One filter's hits from its index up to the snapshot's watermark (`snap.through`), or by id:
+ * every event that can be among its first `limit` by NIP-01 order, those tying on created_at at
+ * the cut included (with their ids only); undefined if cancelled. The events after the watermark
+ * are the tail's (withTail). A reader thread runs this part, the main thread the tail.
+ */
+export async function indexHits(
+  s: Store,
+  f: Filter,
+  plan: Plan,
+  limit: number,
+  o: QueryOptions,
+  snap: IndexSnapshot,
+): Promise<Hit[] | undefined> {
   if (plan.type === "empty" || limit === 0) return [];
   const hits: Hit[] = [];
   const at = idAt(o.frame);
@@ -259,7 +297,7 @@ async function runFilter(
       if (!admits(f, json, o, rest)) continue;
       hits.push({ time, serial, json: answerOfText(json, o.frame), at });
     }
-    return firstByNewest(s, hits, limit, o.frame);
+    return hits;
   }
   // A pubkind scan opens a range only once it can hold an answer (newest.ts).
   const newest = plan.pairs && newestOf(s)?.bounds(s, plan.pairs.authors, plan.pairs.kinds, snap);
@@ -301,8 +339,7 @@ async function runFilter(
   }
   // The index part holds every indexed event that can be in the first `limit` (ties at its cut
   // included), so the union with the tail's matches, cut at `limit`, is the NIP-01 answer.
-  const tail = tailHits(s, f, snap, o);
-  return firstByNewest(s, tail.length === 0 ? hits : hits.concat(tail), limit, o.frame);
+  return hits;
 }
 
 /** What an `ids` filter leaves to check on each event besides since and until. */
@@ -334,12 +371,65 @@ export async function runQuery(
     if (!hits) return undefined;
     results.push(hits);
   }
+  return unionOf(filters, results);
+}
+
+/** The filters' answers as one, each event once, newest first (search results in rank order). */
+function unionOf(filters: readonly Filter[], results: SearchHit[][]): string[] {
   if (results.length === 1) return results[0]!.map((h) => h.json);
   const union = new Map<number, SearchHit>();
   for (const hits of results) for (const h of hits) union.set(h.serial, h);
   // Search results keep their rank order: then the filters are answered one after another.
   if (filters.some((f) => f.search !== undefined)) return [...union.values()].map((h) => h.json);
   return [...union.values()].sort(byNewest).map((h) => h.json);
+}
+
+/** What a reader thread found for one filter of a REQ (readers/): its plan and its index hits. */
+export interface IndexPart {
+  plan: Plan["type"];
+  /** the index it scanned (metrics) */
+  index: string;
+  hits: Hit[];
+}
+
+/**
+ * A REQ's stored answer from the index parts a reader thread found up to `snap.through` and the
+ * tail of `snap`, this thread's snapshot that `through` was taken from: the same answer runQuery
+ * gives.
+ */
+export function answerFromParts(
+  s: Store,
+  filters: readonly Filter[],
+  parts: readonly IndexPart[],
+  o: QueryOptions,
+  snap: IndexSnapshot,
+): string[] {
+  const results = filters.map((f, i) =>
+    withTail(s, f, parts[i]!.plan, parts[i]!.hits, effectiveLimit(f, o), o, snap),
+  );
+  return unionOf(filters, results);
+}
+
+/**
+ * A reader thread's part of a REQ (readers/worker.ts): each filter's index hits up to `through`
+ * (the watermark of the main thread's snapshot, whose tail it adds), or undefined if cancelled.
+ * Filters with `search` are not sent here.
+ */
+export async function indexParts(
+  s: Store,
+  filters: readonly Filter[],
+  o: QueryOptions,
+  through: number,
+): Promise<IndexPart[] | undefined> {
+  const snap: IndexSnapshot = { w: undefined, through, views: [] };
+  const parts: IndexPart[] = [];
+  for (const f of filters) {
+    const plan = planFilter(s, f);
+    const hits = await indexHits(s, f, plan, effectiveLimit(f, o), o, snap);
+    if (!hits) return undefined;
+    parts.push({ plan: plan.type, index: plan.type === "scan" ? plan.index : plan.type, hits });
+  }
+  return parts;
 }
 
 /** Exact number of stored events matching any filter (limit ignored), or undefined if cancelled. */

@@ -3,9 +3,9 @@
 // restricted to their author or p-tagged recipients). Decided here, answered by the handlers.
 
 import type { RelayContext } from "../context.ts";
-import { storedKind } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
+import { readable, readableJson } from "../readers/access.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { authRequired, blocked, pow, restricted } from "../wire/reasons.ts";
 import type { Client } from "./client.ts";
@@ -71,9 +71,7 @@ export function writePolicy(ctx: RelayContext, conn: Client | undefined, e: Nost
 
 /** May this reader see this event? Restricted kinds go only to their author or p-tagged recipients. */
 export function mayRead(ctx: RelayContext, conn: Client, e: NostrEvent): boolean {
-  if (!ctx.config["auth.restrictedKinds"].includes(e.kind)) return true;
-  if (conn.authed.has(e.pubkey)) return true;
-  return e.tags.some((t) => t[0] === "p" && t[1] !== undefined && conn.authed.has(t[1]));
+  return readable(ctx.config["auth.restrictedKinds"], conn.authed, e);
 }
 
 /**
@@ -86,11 +84,17 @@ export function readRule(
   conn: Client,
   filters: readonly Filter[],
 ): ((json: string) => boolean) | undefined {
+  const kinds = restrictedFor(ctx, filters);
+  return kinds && readableJson(kinds, conn.authed);
+}
+
+/** The restricted kinds a REQ's filters may meet, if any (then the read rule applies). */
+export function restrictedFor(ctx: RelayContext, filters: readonly Filter[]): number[] | undefined {
   const kinds = ctx.config["auth.restrictedKinds"];
   if (kinds.length === 0) return undefined;
   if (filters.every((f) => f.kinds !== undefined && !f.kinds.some((k) => kinds.includes(k))))
     return undefined;
-  return (json) => !kinds.includes(storedKind(json)) || mayRead(ctx, conn, JSON.parse(json) as NostrEvent);
+  return kinds;
 }
 
 /** A REQ or COUNT the reader must authenticate for first (so clients re-AUTH by themselves). */

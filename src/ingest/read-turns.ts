@@ -78,9 +78,13 @@ export class ReadTurns {
   };
 }
 
+import type { ReaderPool } from "../readers/pool.ts";
+
 declare module "../context.ts" {
   interface RelayContext {
     /** stored reads' share of each turn of the event loop (query.turnBudgetUs) */
     reads: ReadTurns;
+    /** the threads that answer REQs' stored part (query.readers; none: this thread does) */
+    readers?: ReaderPool;
   }
 }

@@ -5,16 +5,18 @@ import type { RelayContext } from "../context.ts";
 import { bump } from "../context.ts";
 import { countAnswer } from "../count/answer.ts";
 import { Subscription } from "../fanout/subscription.ts";
+import { indexSnapshot } from "../indexes/indexes.ts";
 import type { QueryOptions } from "../indexes/query.ts";
-import { runQuery } from "../indexes/query.ts";
+import { answerFromParts, runQuery } from "../indexes/query.ts";
 import { log } from "../log.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { parseFilter } from "../nostr/filter.ts";
+import type { ReaderPool } from "../readers/pool.ts";
 import { currentHighWater } from "../store/serials.ts";
 import { closedFrame, countFrame, eoseFrame } from "../wire/frames.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error, isReject, rateLimited, unsupported } from "../wire/reasons.ts";
-import { mayRead, readGate, readRule } from "./access.ts";
+import { mayRead, readGate, readRule, restrictedFor } from "./access.ts";
 import { challengeFor } from "./auth.ts";
 import type { Client } from "./client.ts";
 
@@ -73,6 +75,40 @@ function answerEnd(ctx: RelayContext): number {
     : visible;
 }
 
+/**
+ * A REQ's stored answer with its index walks and body reads on a reader thread (readers/): this
+ * thread's snapshot of the REQ indexes is taken first, the thread scans up to its watermark, and
+ * this thread adds the events after it (its snapshot's tail) and cuts at each limit.
+ */
+async function fromReaders(
+  ctx: RelayContext,
+  readers: ReaderPool,
+  conn: Client,
+  filters: Filter[],
+  o: QueryOptions,
+  prefix: string,
+): Promise<string[] | undefined> {
+  const snap = indexSnapshot(ctx.store);
+  const kinds = restrictedFor(ctx, filters);
+  const parts = await readers.parts(
+    {
+      filters,
+      hwm: o.hwm,
+      through: snap.through,
+      defaultLimit: o.defaultLimit,
+      maxLimit: o.maxLimit,
+      yieldEvery: o.yieldEvery,
+      prefix,
+      ...(kinds ? { restricted: { kinds, authed: [...conn.authed] } } : {}),
+      expired: ctx.expiration.anyHidden(),
+    },
+    o.cancelled ?? (() => false),
+  );
+  if (!parts || o.cancelled?.()) return undefined;
+  for (const p of parts) o.onPlan?.(p.index);
+  return answerFromParts(ctx.store, filters, parts, o, snap);
+}
+
 export function closeSubscription(ctx: RelayContext, conn: Client, subId: string): void {
   const sub = conn.subs.get(subId);
   if (!sub) return;
@@ -116,8 +152,10 @@ export async function handleReq(
   conn.subs.set(subId, sub);
   ctx.live.add(sub);
   const cancelled = () => sub.cancelled || conn.closed;
+  const readers = ctx.readers && !filters.some((f) => f.search !== undefined) ? ctx.readers : undefined;
   // Live events that arrive while the read waits for its turn go to sub.pending, after EOSE.
-  const turn = ctx.reads.admit();
+  // A read that a reader thread makes takes nothing of this thread's turns but its merge.
+  const turn = readers ? undefined : ctx.reads.admit();
   if (turn) {
     await turn;
     if (cancelled()) return;
@@ -134,7 +172,9 @@ export async function handleReq(
     onPlan?.(index);
   };
   try {
-    stored = await runQuery(ctx.store, filters, opts);
+    stored = readers
+      ? await fromReaders(ctx, readers, conn, filters, opts, sub.prefix)
+      : await runQuery(ctx.store, filters, opts);
     bump(ctx.counters.querySeconds, firstIndex || "none", (performance.now() - started) / 1000);
   } catch (e) {
     log.error("query failed", { conn: conn.id, ip: conn.ip, sub: subId, error: e });

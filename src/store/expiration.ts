@@ -19,13 +19,28 @@ export function expirationOf(e: NostrEvent): number | undefined {
   return undefined;
 }
 
+/** The expiry index of the log (`expiration 8 | serial 8`). */
+export const openExpiry = (s: Store): BinDb => openLogDb(s, "expiry");
+
+/**
+ * The serials of stored events whose expiration has passed at `now` (seconds) and that await
+ * their purge, read from the expiry index `db` (openExpiry): for a reader that keeps no schedule
+ * of its own (a reader thread, readers/worker.ts).
+ */
+export function expiredSerials(db: BinDb, now: number): Set<number> {
+  const out = new Set<number>();
+  for (const k of db.getKeys({ end: indexKey(NO_PREFIX, now, Number.MAX_SAFE_INTEGER) }))
+    out.add(keySerial(k as Buffer));
+  return out;
+}
+
 export class Expiration implements Indexer {
   readonly name = "expiration";
   private readonly db: BinDb;
   private readonly bySerial = new Map<number, number>();
 
   constructor(s: Store) {
-    this.db = openLogDb(s, "expiry");
+    this.db = openExpiry(s);
     for (const k of this.db.getKeys({})) this.bySerial.set(keySerial(k as Buffer), keyTime(k as Buffer));
   }
 
