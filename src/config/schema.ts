@@ -178,7 +178,7 @@ export const SCHEMA = {
     { min: 0 },
   ),
   "query.readers": i(
-    2,
+    1,
     "threads that answer the stored part of REQs (index walks and body reads), off the thread that serves the sockets (0 = that thread answers them)",
     false,
     { min: 0, max: 64 },

@@ -9,7 +9,7 @@ import { matchFilter } from "../nostr/filter.ts";
 import { hexBytes, readU64, serialProbe } from "../store/keys.ts";
 import { readEvent } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
-import type { FramePrefix } from "./answer.ts";
+import type { FramePack, FramePrefix } from "./answer.ts";
 import { answerOf, answerOfText, idAt, text } from "./answer.ts";
 import { scanPlan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
@@ -66,6 +66,8 @@ export interface QueryOptions {
    * when the two are joined for the socket (half the allocation of a REQ's answer).
    */
   frame?: FramePrefix;
+  /** When given (a reader thread), index hits put their answers here and carry their number. */
+  pack?: FramePack;
 }
 
 /** The reader may see the event and it passes what the index left unchecked. */
@@ -110,6 +112,8 @@ export interface Hit {
   time: number;
   serial: number;
   json: string | undefined;
+  /** its answer's number in QueryOptions.pack, when the answer went there */
+  frame?: number;
   at?: number;
   id?: string;
 }
@@ -276,6 +280,16 @@ export async function indexHits(
   if (plan.type === "empty" || limit === 0) return [];
   const hits: Hit[] = [];
   const at = idAt(o.frame);
+  // The answer of a hit kept: its frame, or its number in the pack the frames go to.
+  const pack = o.pack;
+  const fromBytes = (time: number, serial: number, b: Buffer): Hit =>
+    pack
+      ? { time, serial, json: undefined, frame: pack.addBytes(b), at }
+      : { time, serial, json: answerOf(b, o.frame), at };
+  const fromText = (time: number, serial: number, json: string): Hit =>
+    pack
+      ? { time, serial, json: undefined, frame: pack.addText(json), at }
+      : { time, serial, json: answerOfText(json, o.frame), at };
   if (plan.type === "ids") {
     const residual = idsResidual(f);
     for (const id of plan.ids) {
@@ -290,12 +304,12 @@ export async function indexHits(
       if (residual === "fast" && !passesFast(f, b)) continue;
       const rest = residual === "fast" ? "none" : residual;
       if (rest === "none") {
-        if (!refusedOnBytes(b, o)) hits.push({ time, serial, json: answerOf(b, o.frame), at });
+        if (!refusedOnBytes(b, o)) hits.push(fromBytes(time, serial, b));
         continue;
       }
       const json = text(b);
       if (!admits(f, json, o, rest)) continue;
-      hits.push({ time, serial, json: answerOfText(json, o.frame), at });
+      hits.push(fromText(time, serial, json));
     }
     return hits;
   }
@@ -328,11 +342,11 @@ export async function indexHits(
     if (decodeAlways) {
       const json = b ? text(b) : load(s, k.serial);
       if (json === undefined || !admits(f, json, o, rest)) continue;
-      hits.push({ time: k.time, serial: k.serial, json: answerOfText(json, o.frame), at });
+      hits.push(fromText(k.time, k.serial, json));
     } else {
       const stored = b ?? bytesOf(s, k.serial);
       if (stored === undefined || refusedOnBytes(stored, o)) continue;
-      if (cutTime === -1) hits.push({ time: k.time, serial: k.serial, json: answerOf(stored, o.frame), at });
+      if (cutTime === -1) hits.push(fromBytes(k.time, k.serial, stored));
       else hits.push({ time: k.time, serial: k.serial, json: undefined, id: idBytes(stored) });
     }
     if (hits.length === limit) cutTime = k.time;

@@ -9,8 +9,10 @@
 // (docs/performance.md, the mixed phase); strfry gives its stored reads threads of their own.
 import { Worker } from "node:worker_threads";
 import type { IndexPart } from "../indexes/query.ts";
+import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { StoreOptions } from "../store/store.ts";
 import type { FromReader, PartsRequest, ToReader } from "./messages.ts";
+import { unpackParts } from "./messages.ts";
 
 export interface ReaderPoolOptions {
   path: string;
@@ -24,6 +26,8 @@ export interface ReaderPoolOptions {
 
 interface InHand {
   resolve: (parts: IndexPart[] | undefined) => void;
+  /** where a frame's id starts (its prefix's length on) */
+  at: number;
   reject: (e: Error) => void;
   cancelled: () => boolean;
   /** a cancel was sent for it */
@@ -63,7 +67,7 @@ class Reader {
         const h = this.inHand.get(m.id);
         if (!h) return;
         this.inHand.delete(m.id);
-        if (m.type === "parts") h.resolve(m.parts);
+        if (m.type === "parts") h.resolve(unpackParts(m.packed, h.at));
         else if (m.type === "dropped") h.resolve(undefined);
         else h.reject(new Error(m.error));
         return;
@@ -141,8 +145,12 @@ export class ReaderPool {
     const id = ++this.ids;
     const reader = r;
     return new Promise((resolve, reject) => {
-      reader.inHand.set(id, { resolve, reject, cancelled, told: false, since: performance.now() });
-      reader.post({ type: "parts", id, ...req });
+      const at = STORED_ID_OFFSET + req.prefix.length;
+      reader.inHand.set(id, { resolve, reject, at, cancelled, told: false, since: performance.now() });
+      reader.post({
+        type: "parts",
+        json: JSON.stringify({ type: "parts", id, ...req } satisfies PartsRequest),
+      });
       this.sweep ??= setInterval(() => this.look(), SWEEP_MS);
     });
   }

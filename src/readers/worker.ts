@@ -6,7 +6,7 @@
 // watermark (its own snapshot's tail) and cuts at the limit (indexes/query.ts answerFromParts).
 
 import { parentPort, workerData } from "node:worker_threads";
-import type { FramePrefix } from "../indexes/answer.ts";
+import { FramePack, type FramePrefix } from "../indexes/answer.ts";
 import type { QueryOptions } from "../indexes/query.ts";
 import { indexParts } from "../indexes/query.ts";
 import { expiredSerials, openExpiry } from "../store/expiration.ts";
@@ -14,6 +14,7 @@ import type { StoreOptions } from "../store/store.ts";
 import { closeStore, openStore } from "../store/store.ts";
 import { readableJson } from "./access.ts";
 import type { FromReader, PartsRequest, ToReader } from "./messages.ts";
+import { packParts } from "./messages.ts";
 
 const { path, options } = workerData as { path: string; options: StoreOptions };
 const store = openStore(path, options);
@@ -28,8 +29,14 @@ const reply = (m: FromReader): void => parentPort?.postMessage(m);
 async function parts(r: PartsRequest): Promise<void> {
   reading++;
   try {
-    const found = await indexParts(store, r.filters, optionsFor(r), r.through);
-    reply(found ? { type: "parts", id: r.id, parts: found } : { type: "dropped", id: r.id });
+    const o = optionsFor(r);
+    const pack = new FramePack(o.frame!);
+    o.pack = pack;
+    const found = await indexParts(store, r.filters, o, r.through);
+    if (!found) reply({ type: "dropped", id: r.id });
+    else {
+      reply({ type: "parts", id: r.id, packed: packParts(found, pack) });
+    }
   } catch (e) {
     reply({ type: "failed", id: r.id, error: (e as Error).message ?? String(e) });
   } finally {
@@ -68,7 +75,7 @@ function optionsFor(r: PartsRequest): QueryOptions {
 parentPort?.on("message", (m: ToReader) => {
   switch (m.type) {
     case "parts":
-      void parts(m);
+      void parts(JSON.parse(m.json) as PartsRequest);
       return;
     case "cancel":
       cancelled.add(m.id);
