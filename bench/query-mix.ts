@@ -7,14 +7,12 @@
 //
 // The dataset (events, authors, seed) must be the one the directory was loaded with: the
 // queries name its authors, roots and ids. The last pass is reported (the first warm the JIT).
+
 import { parseArgs } from "node:util";
 import { keepNewest } from "../src/indexes/newest.ts";
 import { runQuery } from "../src/indexes/query.ts";
-import type { Filter } from "../src/nostr/filter.ts";
-import { parseFilter } from "../src/nostr/filter.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
-import { datasetCatalog, datasetFiles, openDataset } from "./load/dataset.ts";
-import { buildQueries } from "./load/query.ts";
+import { queryMix } from "./load/mix.ts";
 
 const { values: v } = parseArgs({
   allowNegative: true,
@@ -36,10 +34,12 @@ if (!v.data) {
   );
   process.exit(2);
 }
-const events = Number(v.events);
-const authors = Number(v.authors ?? Math.min(1000, Math.ceil(events / 20)));
-const files = datasetFiles(`${import.meta.dir}/..`, { events, authors, seed: Number(v.seed) });
-const catalog = await datasetCatalog(await openDataset(files.meta));
+const queries = await queryMix(`${import.meta.dir}/..`, {
+  events: Number(v.events),
+  ...(v.authors ? { authors: Number(v.authors) } : {}),
+  seed: Number(v.seed),
+  queries: Number(v.queries),
+});
 const s = openStore(v.data);
 if (v.newest) keepNewest(s);
 
@@ -56,11 +56,6 @@ s.events.getBinaryFast = ((k: Buffer) => {
   return bytes(k);
 }) as typeof s.events.getBinaryFast;
 
-const limits = { maxFilterValues: Number.MAX_SAFE_INTEGER };
-const queries = buildQueries(catalog, Number(v.queries), Number(v.seed)).map((q) => ({
-  type: q.type,
-  filters: q.filters.map((f) => parseFilter(f, limits) as Filter),
-}));
 const options = { hwm: Number.MAX_SAFE_INTEGER, defaultLimit: 500, maxLimit: 5000, yieldEvery: 1e9 };
 
 interface Tally {

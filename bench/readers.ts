@@ -6,15 +6,15 @@
 //
 // The directory must hold the dataset named by --events/--authors/--seed (a kept scale run:
 // bun bench/scale.ts --tree . --port 7860 --events 50000 --phases ingest --keep).
+
 import { readdirSync, readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { indexSnapshot } from "../src/indexes/indexes.ts";
 import { answerFromParts, runQuery } from "../src/indexes/query.ts";
-import { type Filter, parseFilter } from "../src/nostr/filter.ts";
+import type { Filter } from "../src/nostr/filter.ts";
 import { ReaderPool } from "../src/readers/pool.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
-import { datasetCatalog, datasetFiles, openDataset } from "./load/dataset.ts";
-import { buildQueries } from "./load/query.ts";
+import { queryMix } from "./load/mix.ts";
 
 const { values: v } = parseArgs({
   options: {
@@ -32,14 +32,14 @@ if (!v.data) {
   console.error("usage: bun bench/readers.ts --data DIR [--threads N] [--inflight N] [--passes N]");
   process.exit(2);
 }
-const events = Number(v.events);
-const authors = Number(v.authors ?? Math.min(1000, Math.ceil(events / 20)));
-const files = datasetFiles(`${import.meta.dir}/..`, { events, authors, seed: Number(v.seed) });
-const catalog = await datasetCatalog(await openDataset(files.meta));
+const mix = await queryMix(`${import.meta.dir}/..`, {
+  events: Number(v.events),
+  ...(v.authors ? { authors: Number(v.authors) } : {}),
+  seed: Number(v.seed),
+  queries: Number(v.queries),
+});
+const queries = mix.map((q) => q.filters);
 const s = openStore(v.data);
-const queries = buildQueries(catalog, Number(v.queries), Number(v.seed)).map((q) =>
-  q.filters.map((f) => parseFilter(f, { maxFilterValues: Number.MAX_SAFE_INTEGER }) as Filter),
-);
 const prefix = '["EVENT","sub",';
 const limits = { defaultLimit: 500, maxLimit: 5000, yieldEvery: 512 };
 const o = { hwm: Number.MAX_SAFE_INTEGER, ...limits, frame: { text: prefix, bytes: Buffer.from(prefix) } };

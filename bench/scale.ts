@@ -50,7 +50,7 @@ async function run(a: ScaleArgs): Promise<number> {
     `${tree ? `${basename(tree)}@${commit}` : "strfry"}${a.cgroupMem ? ` in ${a.cgroupMem / 2 ** 20} MiB` : ""}`;
   const cg: Cgroup | undefined = a.cgroupMem === undefined ? undefined : makeCgroup(a.port, a.cgroupMem);
   if (cg) log(`cgroup v${cg.version} ${cg.dir}, limit ${cg.limitBytes} bytes`);
-  // A temp directory with a dot-free name (see docs/performance.md, "Relay bugs found").
+  // A temp directory with a dot-free name (see docs/performance/2026-11.md, "Relay bugs found").
   const data = mkdtempSync(`/tmp/relay-bench-${a.port}-`);
   const logFile = `${data}.log`;
   const cmd = tree

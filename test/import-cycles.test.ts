@@ -1,4 +1,4 @@
-// One-way layers: no module of src/ reaches itself through its imports, and the folders of src/
+// One-way layers: no module of src/ (or of bench/) reaches itself through its imports, and the folders of src/
 // (server, ingest, fanout, store …; a nested folder such as cli/data or cli/net is one apart from
 // cli/) import each other in one direction only. The top-level files (relay.ts, context.ts,
 // log.ts, main.ts) are the composition root: each is a node of its own in the folder graph, so a
@@ -27,16 +27,17 @@ const SRC = join(import.meta.dir, "..", "src");
 /** `import … from "x"`, `import "x"`, `export … from "x"` at the start of a statement. */
 const IMPORT = /^\s*(?:import|export)\s+(?:type\s+)?(?:[^;"'`]*?\s+from\s+)?["']([^"']+)["']/gm;
 
-async function importGraph(): Promise<Map<string, string[]>> {
-  const files = [...new Glob("**/*.ts").scanSync(SRC)].filter((f) => !f.endsWith(".d.ts")).sort();
+/** The imports between the modules under `root` (imports that leave it are not edges). */
+async function importGraph(root = SRC): Promise<Map<string, string[]>> {
+  const files = [...new Glob("**/*.ts").scanSync(root)].filter((f) => !f.endsWith(".d.ts")).sort();
   const graph = new Map<string, string[]>();
   for (const f of files) {
-    const text = await Bun.file(join(SRC, f)).text();
+    const text = await Bun.file(join(root, f)).text();
     const deps = new Set<string>();
     for (const m of text.matchAll(IMPORT)) {
       const spec = m[1]!;
       if (!spec.startsWith(".")) continue;
-      const to = relative(SRC, join(SRC, dirname(f), spec));
+      const to = relative(root, join(root, dirname(f), spec));
       if (to.endsWith(".ts") && !to.startsWith("..")) deps.add(to);
     }
     graph.set(f, [...deps].sort());
@@ -108,6 +109,10 @@ function shortestLoop(graph: Map<string, Iterable<string>>, start: string, withi
 
 test("no module in src/ imports itself through a cycle", async () => {
   expect(cycles(await importGraph())).toEqual([]);
+});
+
+test("no module in bench/ imports itself through a cycle", async () => {
+  expect(cycles(await importGraph(join(import.meta.dir, "..", "bench")))).toEqual([]);
 });
 
 test("the folders of src/ import each other one way only", async () => {

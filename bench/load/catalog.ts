@@ -3,9 +3,10 @@
 // to judge any relay. The catalog is built once, as the dataset is generated, and stored beside it
 // (StoredCatalog), so a run at a million events never parses the events to aim its requests; the
 // notes themselves stay on disk and are read by offset when a request needs one.
-import type { WireEvent } from "./dataset.ts";
+
 import type { NoteList } from "./notes.ts";
 import { listNotes } from "./notes.ts";
+import type { WireEvent } from "./wire.ts";
 
 export interface WireFilter {
   ids?: string[];

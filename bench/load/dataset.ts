@@ -7,62 +7,24 @@
 //                               written last, so its presence means the other two are complete
 // A run reads the meta file and streams the JSONL; only the exact search check parses every event.
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import type { Catalog, StoredCatalog } from "./catalog.ts";
+import type { Catalog } from "./catalog.ts";
 import { openCatalog } from "./catalog.ts";
+import type { DatasetFiles, DatasetMeta } from "./files.ts";
+import { datasetFiles } from "./files.ts";
 import { generateDataset } from "./generate.ts";
 import { readLines } from "./lines.ts";
 import { fileNotes } from "./notes.ts";
-import type { Author, DatasetParams } from "./templates.ts";
+import type { DatasetParams } from "./templates.ts";
+import type { WireEvent } from "./wire.ts";
 
+export type { DatasetFiles, DatasetMeta } from "./files.ts";
+export { cacheDir, datasetFiles, VERSION } from "./files.ts";
 export type { Author, DatasetParams } from "./templates.ts";
 export { BASE_TIME } from "./templates.ts";
-
-/** Bump when the generator or the cache layout changes so stale caches are not reused. */
-export const VERSION = 2;
-
-export interface WireEvent {
-  id: string;
-  pubkey: string;
-  created_at: number;
-  kind: number;
-  tags: string[][];
-  content: string;
-  sig: string;
-}
-
-/** The meta file. */
-export interface DatasetMeta {
-  version: number;
-  events: number;
-  authors: Author[];
-  seed: number;
-  /** bytes of all events' JSON (the JSONL without its newlines) */
-  signedBytes: number;
-  /** kind-1 notes (offsets in the .notes file) */
-  notes: number;
-  /** what signed it, on how many threads, how long generation took */
-  signer: string;
-  workers: number;
-  seconds: number;
-  catalog: StoredCatalog;
-}
-
-export interface DatasetFiles {
-  events: string;
-  notes: string;
-  meta: string;
-}
+export type { WireEvent } from "./wire.ts";
 
 export interface Dataset extends DatasetMeta {
   files: DatasetFiles;
-}
-
-export const cacheDir = (root: string): string => join(root, ".bench-cache");
-
-export function datasetFiles(root: string, p: DatasetParams): DatasetFiles {
-  const base = join(cacheDir(root), `dataset-v${VERSION}-e${p.events}-a${p.authors}-s${p.seed}`);
-  return { events: `${base}.jsonl`, notes: `${base}.notes`, meta: `${base}.json` };
 }
 
 /** The dataset for these parameters, from the cache when present, else generated and cached. */

@@ -7,10 +7,10 @@
 // every connection has closed (the relay died), or at `timeoutMs`.
 import type { Client } from "./client.ts";
 import { closeAll, connectMany, signal, within } from "./client.ts";
-import type { WireEvent } from "./dataset.ts";
 import { readLines } from "./lines.ts";
 import type { Summary } from "./stats.ts";
 import { round, Samples } from "./stats.ts";
+import type { WireEvent } from "./wire.ts";
 
 /** Events in order, as their JSON: what follows `["EVENT",` in a frame. */
 export interface EventSource {

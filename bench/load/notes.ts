@@ -2,7 +2,7 @@
 // picks a run. At a million events they are ~150 MB of text, so a dataset on disk keeps only
 // each note's byte offset in its JSONL file and reads the line when it is picked.
 import { closeSync, openSync, readSync } from "node:fs";
-import type { WireEvent } from "./dataset.ts";
+import type { WireEvent } from "./wire.ts";
 
 export interface NoteList {
   count: number;

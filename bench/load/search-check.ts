@@ -11,7 +11,7 @@ import { MAX_TF } from "../../src/search/blocks.ts";
 import { idf, termScore } from "../../src/search/bm25.ts";
 import { eventTokens } from "../../src/search/fields.ts";
 import { parseSearch } from "../../src/search/parse.ts";
-import type { WireEvent } from "./dataset.ts";
+import type { WireEvent } from "./wire.ts";
 
 interface Doc {
   id: string;

@@ -2,12 +2,12 @@
 // every query has at least that note as a result), limit 20, run over several connections; each is
 // timed from send to EOSE and then CLOSEd.
 import type { Catalog, WireFilter } from "./catalog.ts";
-import type { WireEvent } from "./dataset.ts";
 import type { PoolOptions } from "./pool.ts";
 import { reqWire, runPool } from "./pool.ts";
 import { Rng } from "./prng.ts";
 import { SearchOracle } from "./search-check.ts";
 import type { Summary } from "./stats.ts";
+import type { WireEvent } from "./wire.ts";
 
 export const SEARCH_LIMIT = 20;
 

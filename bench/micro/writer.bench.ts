@@ -51,7 +51,7 @@ summary(() => {
           const outcomes = [];
           for (const [e, json] of batch) outcomes.push(await t.writer.submit(e, json));
           // drain() before the next round: a submit() made a few microtasks after a batch resolves
-          // can be stranded in the writer's queue (see docs/performance.md, "Writer").
+          // can be stranded in the writer's queue (see docs/performance/2026-11.md, "Writer").
           await t.writer.drain();
           return do_not_optimize(expectStored(outcomes));
         },
