@@ -3,6 +3,7 @@
 // (and the entry inside a table) and why; load.ts adds where the value came from.
 import { isIP } from "node:net";
 import { decode } from "nostr-tools/nip19";
+import { isHex64 } from "../nostr/event.ts";
 import { checkRetentionRules, RuleError } from "./retention.ts";
 
 export class CheckError extends Error {
@@ -15,12 +16,10 @@ export class CheckError extends Error {
   }
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
-
 /** A pubkey as hex: 64 hex digits (any case) or an npub. */
 export function pubkeyHex(value: string): string | undefined {
   const v = value.trim();
-  if (HEX64.test(v.toLowerCase())) return v.toLowerCase();
+  if (isHex64(v.toLowerCase())) return v.toLowerCase();
   if (!v.startsWith("npub1")) return undefined;
   try {
     const d = decode(v as `npub1${string}`);

@@ -7,7 +7,7 @@
 // Why: with the bound alone the writer filled the next batch at full speed, then waited for the
 // whole batch in flight to apply (seconds at a million events), and the OKs of everything that
 // arrived meanwhile went out together: OK p99 1.4 s and its maximum 8.9 s where the median was
-// 142 ms (docs/performance.md). Paced, an OK waits about what is in flight divided by the rate.
+// 142 ms (docs/performance/2026-12.md). Paced, an OK waits about what is in flight divided by the rate.
 // The bound still holds: a batch that applies slower than expected meets it as before.
 
 /** The rate estimate follows each applied batch by this share (an exponential average). */

@@ -6,12 +6,13 @@
 import { MergedScan } from "../indexes/cursor.ts";
 import { indexSnapshot } from "../indexes/indexes.ts";
 import type { QueryOptions } from "../indexes/query.ts";
-import { countQuery, yieldTurn } from "../indexes/query.ts";
+import { countQuery } from "../indexes/query.ts";
 import { bodyFrom, refusedInTail, removedIn, tailMatches } from "../indexes/tail.ts";
 import { STORED_PUBKEY_OFFSET, storedKind } from "../nostr/canonical.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { serialKey, tagPrefix } from "../store/keys.ts";
 import type { Store } from "../store/types.ts";
+import { yieldTurn } from "../yield-turn.ts";
 import { Hll } from "./hll.ts";
 import type { HllRegisters } from "./registers.ts";
 import { recordKey } from "./registers.ts";

@@ -11,16 +11,17 @@
 //   registers[ri] = max(registers[ri], rho).
 // The answer is the 256 registers as 512 lowercase hex characters.
 
+import { isHex64 } from "../nostr/event.ts";
+
 export const REGISTERS = 256;
-const HEX64 = /^[0-9a-f]{64}$/;
 
 /** The NIP-45 offset for a filter whose first tag value is `value`. */
 export function hllOffset(value: string): number {
   let hex = value;
-  if (!HEX64.test(hex)) {
+  if (!isHex64(hex)) {
     const parts = value.split(":");
     hex =
-      parts.length === 3 && HEX64.test(parts[1]!)
+      parts.length === 3 && isHex64(parts[1])
         ? parts[1]!
         : new Bun.CryptoHasher("sha256").update(value).digest("hex");
   }

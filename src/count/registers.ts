@@ -15,9 +15,9 @@
 //              → count 6 | expiring 4 | (register 1, value 1, events varint)… in (register,
 //                value) order
 import type { NostrEvent } from "../nostr/event.ts";
+import { expirationOf } from "../nostr/event.ts";
 import type { Batch, Consumer, Prepared, Tail } from "../store/consumer.ts";
 import { noTail, readSnapshot } from "../store/consumer.ts";
-import { expirationOf } from "../store/expiration.ts";
 import { tagPrefix } from "../store/keys.ts";
 import { openDb } from "../store/store.ts";
 import type { BinDb, Store } from "../store/types.ts";

@@ -1,7 +1,7 @@
 // What a stored query answers with: the stored JSON, or for a REQ the whole EVENT frame, built
 // from the stored bytes behind the subscription's prefix (wire/frames.ts) in one copy and one
 // decode, instead of a string of the JSON and a second one when the socket joins it to the
-// prefix (docs/performance.md, "A REQ's answer built from the stored bytes").
+// prefix (docs/performance/2026-11.md, "A REQ's answer built from the stored bytes").
 
 import { isAscii } from "node:buffer";
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
@@ -45,7 +45,7 @@ export const idAt = (fp: FramePrefix | undefined): number => STORED_ID_OFFSET + 
  * are copied as bytes into one buffer, read once as a Latin-1 string: no string a frame here, and
  * Bun copies an 8-bit string between threads for ~0.2 us a KB. The others are decoded one by one
  * and joined: a string with any character past Latin-1 is 16-bit, and crosses for ~1.1 us a KB
- * (measured: docs/performance.md), so they are kept apart from the first.
+ * (measured: docs/performance/2026-12.md), so they are kept apart from the first.
  */
 export class FramePack {
   private narrow = Buffer.allocUnsafe(64 * 1024);

@@ -1,7 +1,7 @@
 // The (created_at, id) items of a filter for negentropy (NIP-77), from the planner's index:
 // created_at and serial come from the index key, the id from the stored JSON at its fixed
 // offset (the store keeps no serial → id map, and reading 32 bytes of a mapped page is cheaper
-// than adding one: see docs/performance.md, "Negentropy"). Bodies are parsed only where the
+// than adding one: see docs/performance/2026-11.md, "Negentropy"). Bodies are parsed only where the
 // index leaves part of the filter or a read rule unchecked.
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
@@ -9,11 +9,11 @@ import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { hexBytes, readU64, serialKey } from "../store/keys.ts";
 import type { Store } from "../store/types.ts";
+import { yieldTurn } from "../yield-turn.ts";
 import { scanPlan } from "./cursor.ts";
 import { indexSnapshot } from "./indexes.ts";
 import { planFilter } from "./plan.ts";
 import type { QueryOptions } from "./query.ts";
-import { yieldTurn } from "./query.ts";
 import { bodyFrom, tailMatches } from "./tail.ts";
 
 export interface ItemOptions

@@ -9,6 +9,7 @@ import { matchFilter } from "../nostr/filter.ts";
 import { hexBytes, readU64, serialProbe } from "../store/keys.ts";
 import { readEvent } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
+import { yieldTurn } from "../yield-turn.ts";
 import type { FramePack, FramePrefix } from "./answer.ts";
 import { answerOf, answerOfText, idAt, text } from "./answer.ts";
 import { scanPlan } from "./cursor.ts";
@@ -183,12 +184,6 @@ function refusedOnBytes(b: Buffer, o: QueryOptions): boolean {
 }
 
 const idBytes = (b: Buffer): string => b.toString("latin1", STORED_ID_OFFSET, STORED_ID_OFFSET + 64);
-
-/**
- * Lets the event loop run other work (frames, writes, other readers) before a long read goes on:
- * every reader that walks more than `yieldEvery` entries (REQ, COUNT, search, negentropy) calls it.
- */
-export const yieldTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
 
 export const effectiveLimit = (f: Filter, o: Pick<QueryOptions, "defaultLimit" | "maxLimit">): number =>
   Math.min(f.limit ?? o.defaultLimit, o.maxLimit);

@@ -5,7 +5,7 @@
 // thread (its verification, its commit, the sync that makes it durable) and the fanout to live
 // subscribers. Each step is a callback that waits for the turn in progress to end, and under a
 // steady query load every turn was full of REQs: each step of a live event waited behind a
-// turn's worth of them (docs/performance.md, "Reads while writes flow"). With a budget, a step
+// turn's worth of them (docs/performance/2026-11.md, "Reads while writes flow"). With a budget, a step
 // waits for at most the budget plus the one read that crosses it.
 
 export class ReadTurns {

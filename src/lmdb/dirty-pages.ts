@@ -6,7 +6,7 @@
 // before the environment closes, so each environment holds as much as its largest transaction
 // ever changed: at a million events a consumer batch changes most leaf pages of the random-keyed
 // REQ, count and search trees, and the derived environment kept ~190 MiB of the relay's ~320 MiB
-// of anonymous memory at rest, for as long as the process lived (docs/performance.md, "Memory,
+// of anonymous memory at rest, for as long as the process lived (docs/performance/2026-11.md, "Memory,
 // where it goes"). MDB_WRITEMAP, which needs no such copies, makes LMDB extend the data file to
 // the whole map size (a sparse 1 TiB file) and turns a full disk into a SIGBUS; closing and
 // opening the environment again would invalidate every handle the relay's threads hold.

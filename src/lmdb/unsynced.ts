@@ -10,7 +10,7 @@
 //
 // Why: synced, each consumer batch wrote every page it changed before the next could start.
 // At a million events that was ~100 MB/s of writes and a quarter of the CPU in the kernel;
-// unsynced, the kernel writes a page changed by several batches once (docs/performance.md).
+// unsynced, the kernel writes a page changed by several batches once (docs/performance/2026-12.md).
 import {
   closeSync,
   existsSync,

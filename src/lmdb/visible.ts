@@ -6,7 +6,7 @@
 // (a progress callback with status 1, which lmdb-js itself ignores), and then, for a small
 // transaction, syncs the data file before it returns; only then does lmdb-js resolve the
 // transaction's promise. On this machine's disk that sync takes ~0.7 ms at the median and
-// 100-400 ms at its worst moments (docs/performance.md, "Live delivery without the disk"), and
+// 100-400 ms at its worst moments (docs/performance/2026-11.md, "Live delivery without the disk"), and
 // live subscribers waited for it. They need the commit to be visible, not durable: what
 // acknowledges a write (an OK) still waits for the sync.
 //

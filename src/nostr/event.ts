@@ -22,7 +22,9 @@ export interface EventLimits {
 const HEX64 = /^[0-9a-f]{64}$/;
 const HEX128 = /^[0-9a-f]{128}$/;
 
-export const isHex64 = (s: unknown): s is string => typeof s === "string" && s.length === 64 && HEX64.test(s);
+/** 64 lowercase hex characters (an id or a pubkey). */
+export const hex64 = (s: string): boolean => s.length === 64 && HEX64.test(s);
+export const isHex64 = (s: unknown): s is string => typeof s === "string" && hex64(s);
 
 /** Checks field types and sizes. Returns the typed event or the reason it is refused. */
 export function checkEventShape(raw: unknown, limits: EventLimits): NostrEvent | Reject {
@@ -53,5 +55,15 @@ export function checkEventShape(raw: unknown, limits: EventLimits): NostrEvent |
 /** The value of the first tag named `name`, as NIP-01 reads `d` for addressable events. */
 export function firstTagValue(event: NostrEvent, name: string): string | undefined {
   for (const t of event.tags) if (t[0] === name) return t[1] ?? "";
+  return undefined;
+}
+
+/** The NIP-40 expiration time of an event, if it carries a well-formed `expiration` tag. */
+export function expirationOf(e: NostrEvent): number | undefined {
+  for (const t of e.tags) {
+    if (t[0] !== "expiration" || t[1] === undefined) continue;
+    if (!/^\d{1,15}$/.test(t[1])) return undefined;
+    return Number(t[1]);
+  }
   return undefined;
 }

@@ -3,7 +3,7 @@
 // initiate). Items are packed (created_at in a Float64Array, ids in one byte array) with a
 // running 256-bit sum of the ids beside them, so the fingerprint of any range is one
 // subtraction and one SHA-256, where nostr-tools' vector storage re-adds every id of the range
-// (measured in docs/performance.md, "Negentropy"). nostr-tools is not imported here: its index
+// (measured in docs/performance/2026-11.md, "Negentropy"). nostr-tools is not imported here: its index
 // module would cost the relay ~100 ms at start.
 
 type Item = { timestamp: number; id: Uint8Array };

@@ -42,7 +42,7 @@ export type ToReader =
  * A REQ's index parts as they cross: per filter its hits' numbers, and the frames of every filter
  * as one string and where each ends (FramePack). Strings only: Bun copies a string between
  * threads for 1-2 us where a typed array costs ~20 us to copy and ~70 us to transfer, and an
- * array of hits ~50 us (measured: docs/performance.md).
+ * array of hits ~50 us (measured: docs/performance/2026-12.md).
  */
 export interface PackedParts {
   /** JSON of PartMeta[] */

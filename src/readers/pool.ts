@@ -6,7 +6,7 @@
 // Why threads: the main thread parses every frame, runs every step of a published event that
 // comes back from another thread and fans events out to live subscribers. With the stored reads
 // on it too, a REQ waited for its turn behind the writes and a live event behind the reads
-// (docs/performance.md, the mixed phase); strfry gives its stored reads threads of their own.
+// (docs/performance/2026-12.md, the mixed phase); strfry gives its stored reads threads of their own.
 import { Worker } from "node:worker_threads";
 import type { IndexPart } from "../indexes/query.ts";
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";

@@ -5,11 +5,12 @@
 // take these serials. Used by the relay's sweeps and by `relay prune`.
 
 import { countByKeys } from "../indexes/key-count.ts";
-import { countQuery, yieldTurn } from "../indexes/query.ts";
+import { countQuery } from "../indexes/query.ts";
 import { countByKind, scanOldestFirst } from "../indexes/scan.ts";
 import { STORED_ID_OFFSET, STORED_PUBKEY_OFFSET, storedKind } from "../nostr/canonical.ts";
 import type { Filter } from "../nostr/filter.ts";
 import type { Store } from "../store/types.ts";
+import { yieldTurn } from "../yield-turn.ts";
 import type { Floor, RetentionRules, Rule } from "./rules.ts";
 
 /** One stored event as the walks hand it over. */

@@ -13,13 +13,13 @@
 // answer, from a few thousand documents instead of every match. COUNT walks every match.
 
 import type { QueryOptions, Searcher, SearchHit } from "../indexes/query.ts";
-import { yieldTurn } from "../indexes/query.ts";
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Filter } from "../nostr/filter.ts";
 import { matchFilter } from "../nostr/filter.ts";
 import { readEvent } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
+import { yieldTurn } from "../yield-turn.ts";
 import { Candidates, rankOrder } from "./candidates.ts";
 import type { SearchIndex } from "./consumer.ts";
 import { eventLanguages } from "./fields.ts";

@@ -1,6 +1,6 @@
 // A ranked search answered from its words' high-impact lists (impact.ts), when they decide it.
 import type { QueryOptions } from "../indexes/query.ts";
-import { yieldTurn } from "../indexes/query.ts";
+import { yieldTurn } from "../yield-turn.ts";
 import { termScore } from "./bm25.ts";
 import type { Candidates } from "./candidates.ts";
 import { BestScores, grown, kthScore } from "./candidates.ts";

@@ -2,7 +2,7 @@
 // words' postings intersected with them, block by block (blocks whose last serial is below the
 // next candidate are skipped undecoded), then the views' documents.
 import type { QueryOptions } from "../indexes/query.ts";
-import { yieldTurn } from "../indexes/query.ts";
+import { yieldTurn } from "../yield-turn.ts";
 import { termScore } from "./bm25.ts";
 import type { Candidates } from "./candidates.ts";
 import type { SearchIndex } from "./consumer.ts";

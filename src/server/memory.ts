@@ -1,7 +1,7 @@
 // Where the relay's anonymous memory is, for /metrics: the kernel's count (RssAnon) and the two
 // allocators it comes from. Why: at a million events the JavaScript heaps the relay reports
 // were under half of its anonymous memory, and only the allocators' own counts told the rest
-// apart (docs/performance.md, "Where the anonymous memory is"):
+// apart (docs/performance/2026-11.md, "Where the anonymous memory is"):
 // - the runtime's allocator (Bun's mimalloc) holds every thread's JavaScript heap, its strings
 //   and buffers;
 // - the C library's malloc holds what native modules allocate, above all LMDB's copies of the

@@ -6,10 +6,10 @@
 // running relay; what it finds carries what a repair must do (repairStore).
 import type { Transaction } from "lmdb";
 import type { NostrEvent } from "../nostr/event.ts";
+import { expirationOf } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Watermark } from "./consumer.ts";
 import { readWatermark } from "./consumer.ts";
-import { expirationOf } from "./expiration.ts";
 import { allEntries, hasEntry, INDEXES } from "./index-db.ts";
 import { indexKey, keySerial, readReplaceable, readU64, replaceableValue, serialKey } from "./keys.ts";
 import { addressOf } from "./lifecycle.ts";

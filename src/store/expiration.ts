@@ -2,22 +2,13 @@
 // so readers can hide expired events before they are purged, and the purge itself (run as a
 // writer task, so removal goes through the one write path).
 import type { NostrEvent } from "../nostr/event.ts";
+import { expirationOf } from "../nostr/event.ts";
 import { indexKey, keySerial, keyTime } from "./keys.ts";
 import { removeBySerial } from "./lifecycle.ts";
 import { EMPTY, openLogDb } from "./store.ts";
 import type { BinDb, Indexer, Store } from "./types.ts";
 
 const NO_PREFIX = Buffer.alloc(0);
-
-/** The expiration time of an event, if it carries a well-formed `expiration` tag. */
-export function expirationOf(e: NostrEvent): number | undefined {
-  for (const t of e.tags) {
-    if (t[0] !== "expiration" || t[1] === undefined) continue;
-    if (!/^\d{1,15}$/.test(t[1])) return undefined;
-    return Number(t[1]);
-  }
-  return undefined;
-}
 
 /** The expiry index of the log (`expiration 8 | serial 8`). */
 export const openExpiry = (s: Store): BinDb => openLogDb(s, "expiry");

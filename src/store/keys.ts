@@ -24,9 +24,10 @@
 //                  value is the canonical text: lowercase hex pubkey or id, decimal kind,
 //                  normalised IP address, or the name of a NIP-11 field set by an operator
 
+import { hex64 } from "../nostr/event.ts";
+
 export const TAIL = 16;
 const MAX_U32 = 0x1_0000_0000;
-const HEX = /^[0-9a-f]{64}$/;
 const encoder = new TextEncoder();
 
 function putU64(buf: Uint8Array, at: number, n: number): void {
@@ -113,7 +114,7 @@ export function pubkindPrefix(pubkey: Uint8Array, kind: number): Buffer {
 /** Tag prefix `letter | len | value`, or undefined when the value is too long to index. */
 export function tagPrefix(letter: string, value: string): Buffer | undefined {
   const l = letter.charCodeAt(0);
-  if (value.length === 64 && HEX.test(value)) {
+  if (hex64(value)) {
     const k = Buffer.allocUnsafe(34);
     k[0] = l | 0x80;
     k[1] = 32;
@@ -220,7 +221,7 @@ export class Arena {
   /** `letter | len | value | created_at | serial`, or undefined when the value is not indexed. */
   tagKey(letter: string, value: string, t: number, serial: number): Buffer | undefined {
     const l = letter.charCodeAt(0);
-    if (value.length === 64 && HEX.test(value)) {
+    if (hex64(value)) {
       const k = this.take(34 + TAIL);
       k[0] = l | 0x80;
       k[1] = 32;
