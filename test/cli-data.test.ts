@@ -5,6 +5,7 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
+import type { Summary as ImportSummary } from "../src/cli/data/import.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import { isAddressable, isReplaceable } from "../src/nostr/kinds.ts";
@@ -17,26 +18,12 @@ import { cliSync } from "./procs.ts";
 const ROOT = new URL("..", import.meta.url).pathname;
 const FIXTURE = new URL("../../shared/fixtures/strfry-export-2896.jsonl", import.meta.url).pathname;
 const HAVE_FIXTURE = existsSync(FIXTURE);
+
 const withFixture = (name: string): string =>
   HAVE_FIXTURE ? name : `${name} [SKIPPED: fixture not found at ${FIXTURE}]`;
 
 const dir = (): string => tempDir("relay-cli-data-");
 const relay = (args: string[], stdin?: string) => cliSync(args, { stdin });
-
-interface ImportSummary {
-  lines: number;
-  accepted: number;
-  duplicate: number;
-  older: number;
-  replaced: number;
-  refused: number;
-  ephemeral: number;
-  expired: number;
-  invalid: number;
-  blank: number;
-  errors: number;
-  problems: { line: number; reason: string }[];
-}
 
 function importJson(args: string[], stdin?: string): ImportSummary {
   const r = relay(["import", "--json", ...args], stdin);

@@ -5,6 +5,7 @@ import { accountFromSeedWords, generateSeedWords, validateWords } from "nostr-to
 import { npubEncode, nsecEncode } from "nostr-tools/nip19";
 import { generateSecretKey, getPublicKey } from "nostr-tools/pure";
 import { parseArgs, UsageError } from "./args.ts";
+import { guarded } from "./output.ts";
 
 export const help = `relay keygen [--mnemonic [WORDS]] [--account N] [--passphrase P] [--json]
 
@@ -27,8 +28,8 @@ interface Keys {
   mnemonic?: string;
 }
 
-export async function run(argv: string[]): Promise<number> {
-  try {
+export function run(argv: string[]): Promise<number> {
+  return guarded("keygen", async () => {
     const { keys, json } = keygen(argv);
     if (json) console.log(JSON.stringify(keys));
     else
@@ -38,11 +39,7 @@ export async function run(argv: string[]): Promise<number> {
           .join("\n"),
       );
     return 0;
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    console.error(`relay keygen: ${e.message}`);
-    return 2;
-  }
+  });
 }
 
 function keygen(argv: string[]): { keys: Keys; json: boolean } {

@@ -4,6 +4,7 @@ import { bytesToHex, hexToBytes } from "@noble/hashes/utils.js";
 import { bech32 } from "@scure/base";
 import * as nip19 from "nostr-tools/nip19";
 import { parseArgs, takeRepeated, UsageError } from "./args.ts";
+import { guarded } from "./output.ts";
 
 export const help = `relay nip19 encode <type> ...
 relay nip19 decode <bech32>
@@ -25,15 +26,11 @@ decode prints one JSON object {"type", "data"} with every field of the entity; a
 const utf8 = new TextEncoder();
 const fromUtf8 = new TextDecoder("utf-8", { fatal: true });
 
-export async function run(argv: string[]): Promise<number> {
-  try {
+export function run(argv: string[]): Promise<number> {
+  return guarded("nip19", async () => {
     console.log(command(argv));
     return 0;
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    console.error(`relay nip19: ${e.message}`);
-    return 2;
-  }
+  });
 }
 
 function command(argv: string[]): string {

@@ -49,12 +49,13 @@ const EXPIRED = "this event has expired";
 /** Longest line read; a longer one is skipped as invalid instead of exhausting memory. */
 const MAX_LINE = 16 << 20;
 
-interface Problem {
+export interface Problem {
   line: number;
   reason: string;
 }
 
-interface Summary {
+/** What `relay import` reports (`--json` prints it). */
+export interface Summary {
   source: string;
   lines: number;
   bytes: number;

@@ -3,6 +3,7 @@
 import { readFileSync } from "node:fs";
 import { finalizeEvent } from "nostr-tools/pure";
 import { parseArgs, takeRepeated } from "../args.ts";
+import { guarded } from "../output.ts";
 import { asksAuth, authenticate, optionalSecretKey, secretKey } from "./nip42.ts";
 import { ConnectError, RelaySocket, relayUrl, timeoutMs, UsageError } from "./ws-client.ts";
 
@@ -34,16 +35,8 @@ key is given or AUTH is refused), no answer in time or a failed connection, 2 fo
 /** Flags someone may try for the key; each is refused with the reason rather than "unknown option". */
 const KEY_FLAGS = ["nsec", "sec", "secret", "key", "private-key", "privkey"];
 
-export async function run(argv: string[]): Promise<number> {
-  let opts: Options;
-  try {
-    opts = await options(argv);
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    console.error(`relay publish: ${e.message}`);
-    return 2;
-  }
-  return publish(opts);
+export function run(argv: string[]): Promise<number> {
+  return guarded("publish", async () => publish(await options(argv)));
 }
 
 interface Options {

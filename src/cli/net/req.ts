@@ -1,6 +1,7 @@
 // `relay req`: one REQ to any relay, the events it answers printed as JSONL (the format `relay
 // import` reads), for checking what a relay holds or watching what it receives.
 import { parseArgs, stdoutDrained } from "../args.ts";
+import { guarded } from "../output.ts";
 import { asksAuth, authenticate, optionalSecretKey } from "./nip42.ts";
 import { ConnectError, RelaySocket, relayUrl, timeoutMs, UsageError } from "./ws-client.ts";
 
@@ -22,16 +23,8 @@ authenticating, if it asked and a key was given), the
 connection fails or EOSE does not come in time, 2 for bad arguments (a filter that is not a JSON
 object, a bad URL).`;
 
-export async function run(argv: string[]): Promise<number> {
-  let opts: Options;
-  try {
-    opts = options(argv);
-  } catch (e) {
-    if (!(e instanceof UsageError)) throw e;
-    console.error(`relay req: ${e.message}`);
-    return 2;
-  }
-  return req(opts);
+export function run(argv: string[]): Promise<number> {
+  return guarded("req", async () => req(options(argv)));
 }
 
 interface Options {
