@@ -5,7 +5,6 @@ import { join } from "node:path";
 import type { Server } from "bun";
 import { startApi } from "./api/start.ts";
 import { ClusterNode } from "./cluster/node.ts";
-import { ConfigError } from "./config/load.ts";
 import type { Config } from "./config/schema.ts";
 import { openConsumers } from "./consumers/registry.ts";
 import type { RelayContext } from "./context.ts";
@@ -104,8 +103,6 @@ export function startRelay(config: Config, o: StartOptions = {}): Relay {
 function startLocked(config: Config, locked: () => void, sharePort: boolean): Relay {
   let unlock = locked;
   const backend = config["verify.backend"];
-  if (backend !== "auto" && backend !== "native" && backend !== "noble")
-    throw new ConfigError(`verify.backend: expected auto, native or noble, got ${backend}`);
   const verifyPool = createVerifyPool({
     threads: config["verify.threads"] === -1 ? undefined : config["verify.threads"],
     backend,

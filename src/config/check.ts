@@ -5,6 +5,7 @@ import { isIP } from "node:net";
 import { decode } from "nostr-tools/nip19";
 import { isHex64 } from "../nostr/event.ts";
 import { checkRetentionRules, RuleError } from "./retention.ts";
+import { SCHEMA } from "./schema.ts";
 
 export class CheckError extends Error {
   constructor(
@@ -47,7 +48,7 @@ function url(value: string, schemes: string[], entry?: string): string {
   return value;
 }
 
-function oneOf(value: string, words: string[]): string {
+function oneOf(value: string, words: readonly string[]): string {
   if (!words.includes(value)) throw new CheckError(`expected one of ${words.join(", ")}, got '${value}'`);
   return value;
 }
@@ -71,7 +72,6 @@ const CHECKS: Record<string, (v: never) => unknown> = {
   publicUrl: (v: string) => (v === "" ? v : url(v, ["ws", "wss"])),
   "info.pubkey": (v: string) => (v === "" ? v : pubkey(v)),
   "info.icon": (v: string) => (v === "" ? v : url(v, ["http", "https"])),
-  "verify.backend": (v: string) => oneOf(v, ["auto", "native", "noble"]),
   "policy.pubkeyAllow": pubkeys,
   "policy.pubkeyDeny": pubkeys,
   "rate.exemptPubkeys": pubkeys,
@@ -101,9 +101,6 @@ const CHECKS: Record<string, (v: never) => unknown> = {
       throw new CheckError(`'${v}' is not a stream name (letters, digits, _ and -)`);
     return v;
   },
-  "cluster.okAfter": (v: string) => oneOf(v, ["local", "stream"]),
-  "log.level": (v: string) => oneOf(v, ["error", "warn", "info", "debug"]),
-  "log.format": (v: string) => oneOf(v, ["text", "json"]),
   "nip05.names": (v: Record<string, string>) =>
     Object.fromEntries(Object.entries(v).map(([name, pk]) => [name, pubkey(pk, name)])),
   "nip05.relays": (v: Record<string, string[]>) =>
@@ -114,6 +111,8 @@ const CHECKS: Record<string, (v: never) => unknown> = {
 
 /** The value to keep for `key`; throws a CheckError saying why it cannot be used. */
 export function checkValue(key: string, value: unknown): unknown {
+  const values = (SCHEMA as Record<string, { values?: readonly string[] }>)[key]?.values;
+  if (values) return oneOf(value as string, values);
   const check = CHECKS[key] as ((v: unknown) => unknown) | undefined;
   return check ? check(value) : value;
 }

@@ -15,6 +15,8 @@ interface Entry<K extends Kind, V> {
   flag?: string;
   min?: number;
   max?: number;
+  /** the only values a string may take (its type is their union) */
+  values?: readonly string[];
 }
 type AnyEntry =
   | Entry<"string", string>
@@ -35,6 +37,9 @@ const i = (d: number, doc: string, live: boolean, extra: Partial<Entry<"int", nu
 const n = (d: number, doc: string, live: boolean, extra: Partial<Entry<"number", number>> = {}) =>
   ({ type: "number", default: d, doc, live, min: 0, ...extra }) as const;
 const b = (d: boolean, doc: string, live: boolean) => ({ type: "bool", default: d, doc, live }) as const;
+/** a string that is one of `values` */
+const oneOf = <const V extends readonly string[]>(d: V[number], values: V, doc: string, live: boolean) =>
+  ({ type: "string", default: d, doc, live, values }) as const;
 const sa = (d: string[], doc: string, live: boolean) =>
   ({ type: "string[]", default: d, doc, live }) as const;
 const ia = (d: number[], doc: string, live: boolean) => ({ type: "int[]", default: d, doc, live }) as const;
@@ -90,8 +95,9 @@ export const SCHEMA = {
   "verify.threads": i(-1, "signature verification threads (-1 = one per spare core, 0 = in-thread)", false, {
     min: -1,
   }),
-  "verify.backend": s(
+  "verify.backend": oneOf(
     "auto",
+    ["auto", "native", "noble"],
     "signature backend: auto (libsecp256k1 if found, else noble), native or noble",
     false,
   ),
@@ -321,8 +327,18 @@ export const SCHEMA = {
     doc: "NIP-05 relay hints: hex pubkey = list of relay URLs",
     live: true,
   },
-  "log.level": s("info", "least severe log lines written: error, warn, info or debug", true),
-  "log.format": s("text", "log lines as text or json (one object per line: time, level, msg, fields)", true),
+  "log.level": oneOf(
+    "info",
+    ["error", "warn", "info", "debug"],
+    "least severe log lines written: error, warn, info or debug",
+    true,
+  ),
+  "log.format": oneOf(
+    "text",
+    ["text", "json"],
+    "log lines as text or json (one object per line: time, level, msg, fields)",
+    true,
+  ),
   "log.summarySeconds": i(60, "refused frames and connections are summarised at info this often", false, {
     min: 1,
   }),
@@ -348,8 +364,9 @@ export const SCHEMA = {
     "this node's name in the cluster and its durable consumer's (empty = host name and port)",
     false,
   ),
-  "cluster.okAfter": s(
+  "cluster.okAfter": oneOf(
     "local",
+    ["local", "stream"],
     "`OK true` after the local commit (local) or only once the stream has the event too (stream)",
     false,
   ),
@@ -376,7 +393,9 @@ type ValueOf<E> = E extends { default: infer V }
       : V
   : never;
 type Widen<V> = V extends string ? string : V extends number ? number : V extends boolean ? boolean : V;
-export type Config = { readonly [K in Key]: Widen<ValueOf<(typeof SCHEMA)[K]>> };
+/** A key's type: the union of its values where the schema lists them, else its default's type. */
+type TypeOf<E> = E extends { values: readonly (infer U)[] } ? U : Widen<ValueOf<E>>;
+export type Config = { readonly [K in Key]: TypeOf<(typeof SCHEMA)[K]> };
 
 export const entries = (): [Key, AnyEntry][] => Object.entries(SCHEMA) as [Key, AnyEntry][];
 

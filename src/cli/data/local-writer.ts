@@ -11,7 +11,6 @@ import type { NostrEvent } from "../../nostr/event.ts";
 import { ownUrlCheck } from "../../nostr/relay-url.ts";
 import type { Store } from "../../store/types.ts";
 import { Writer } from "../../store/writer.ts";
-import type { BackendPreference } from "../../verify/select.ts";
 import { chooseBackend } from "../../verify/select.ts";
 import type { Reject } from "../../wire/reasons.ts";
 import { openForWrite } from "./open-store.ts";
@@ -46,10 +45,7 @@ export function openLocalWriter(config: Config, command: string, mustExist = fal
     (stored, removed, high) => consumers.runner.committed(stored, removed, high),
   );
   // libsecp256k1 when present (about 8x faster than noble), as the server chooses it.
-  const { backend } = chooseBackend(
-    config["verify.backend"] as BackendPreference,
-    config["verify.libraryPath"] || undefined,
-  );
+  const { backend } = chooseBackend(config["verify.backend"], config["verify.libraryPath"] || undefined);
   const checks = { config: { ...config, "limits.createdAtPastSeconds": 0 }, verifier: backend };
   return {
     store,
