@@ -45,3 +45,24 @@ export const log = {
   info: (msg: string, fields?: Fields) => write("info", msg, fields),
   debug: (msg: string, fields?: Fields) => write("debug", msg, fields),
 };
+
+/**
+ * For what goes on and should be said at once, then at most once every `everyMs` while it lasts
+ * (a full disk, a failing or slow batch): `due()` says whether to write now.
+ */
+export class Throttle {
+  private at = 0;
+
+  constructor(private readonly everyMs = 60_000) {}
+
+  due(now = Date.now()): boolean {
+    if (this.at !== 0 && now - this.at < this.everyMs) return false;
+    this.at = now;
+    return true;
+  }
+
+  /** It ended: the next occurrence is said at once. */
+  reset(): void {
+    this.at = 0;
+  }
+}

@@ -151,6 +151,9 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
       cluster?.committed(stored);
     },
   );
+  // The consumers' trims of the removal log are the writer's tasks: one writer of the log.
+  runner.trimBy((run) => writer.task(run));
+
   // Set once the port is known (the default node id names it); nothing connects without a URL.
   let cluster: ClusterNode | undefined;
   runner.start();

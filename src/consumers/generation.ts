@@ -64,6 +64,53 @@ export class Gen {
     return this.adds.length === 0 && this.removes.length === 0;
   }
 
+  /** The log's high-water marks after a commit, which may pass serials that never come here. */
+  reaches(high: { serial: number; removal: number }): void {
+    if (high.serial > this.maxSerial) this.maxSerial = high.serial;
+    if (high.removal > this.maxSeq) this.maxSeq = high.removal;
+  }
+
+  /**
+   * What one commit stored and removed, in commit order. An event added and removed in this
+   * generation is in neither side of it (views built past it forget it); the eager views are
+   * brought up to date from the events the writer parsed.
+   */
+  take(
+    consumers: readonly Consumer[],
+    stored: readonly { event: NostrEvent; json: string; serial: number }[],
+    removed: readonly { event: NostrEvent; json: string; serial: number; seq: number }[],
+  ): void {
+    if (this.firstAt === 0) this.firstAt = performance.now();
+    for (const c of stored) {
+      const item: Item = { serial: c.serial, bytes: c.json.length, dropped: false, at: this.adds.length };
+      this.adds.push(item);
+      this.bySerial.set(c.serial, item);
+      this.live++;
+      this.bytes += item.bytes;
+      this.weight += 1 + c.event.tags.length;
+      if (c.serial > this.maxSerial) this.maxSerial = c.serial;
+    }
+    const kept: (typeof removed)[number][] = [];
+    for (const r of removed) {
+      if (r.seq > this.maxSeq) this.maxSeq = r.seq;
+      const added = this.bySerial.get(r.serial);
+      if (added) {
+        added.dropped = true;
+        this.bySerial.delete(r.serial);
+        this.live--;
+        this.bytes -= added.bytes;
+        unview(consumers, this, added, r.event, r.json);
+        continue;
+      }
+      this.removes.push({ seq: r.seq, serial: r.serial });
+      this.bytes += r.json.length;
+      this.weight += 1 + r.event.tags.length;
+      kept.push(r);
+    }
+    for (let i = 0; i < consumers.length; i++)
+      if (consumers[i]!.eagerView) viewNow(consumers[i]!, this, i, stored, kept);
+  }
+
   payload(): GenPayload {
     const adds = new Float64Array(this.live);
     let k = 0;

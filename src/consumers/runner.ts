@@ -15,6 +15,7 @@
 // token, counter or index page once instead of once per event.
 import { join } from "node:path";
 import { commitCause, FullState, fullReason } from "../lmdb/full.ts";
+import { Throttle } from "../log.ts";
 import type { Consumer, Tail, Watermark } from "../store/consumer.ts";
 import type { Removal } from "../store/removals.ts";
 import { trimRemovals } from "../store/removals.ts";
@@ -24,11 +25,10 @@ import type { Store } from "../store/types.ts";
 import type { BacklogState, Committed } from "../store/writer.ts";
 import type { Applier } from "./apply.ts";
 import { InThreadApplier } from "./apply.ts";
+import { Backlog } from "./backlog.ts";
 import type { Progress } from "./catch-up.ts";
 import { catchUp } from "./catch-up.ts";
-import type { Item } from "./generation.ts";
-import { Gen, unview, viewNow, viewOf } from "./generation.ts";
-import { Pace } from "./pace.ts";
+import { Gen, viewOf } from "./generation.ts";
 
 export interface RunnerOptions {
   /** apply at least this often while events arrive */
@@ -57,7 +57,7 @@ export interface RunnerOptions {
 }
 
 /** A failing consumer batch is logged again at most this often (a slow one too). */
-const FAILURE_LOG_MS = 60_000;
+const LOG_EVERY_MS = 60_000;
 /** A batch that takes this long is said in the log, with where its time went. */
 const SLOW_BATCH_MS = 2000;
 
@@ -89,29 +89,21 @@ export class ConsumerRunner {
   private lastApplyMs = 0;
   private diskSerial = 0;
   /** why the last batch failed, while the consumers cannot apply (a full disk); else undefined */
-  failure: { reason: string; full: boolean; since: number; loggedAt: number } | undefined;
+  failure: { reason: string; full: boolean; since: number } | undefined;
   /** free space of derived/ when a batch failed for lack of room, to know when to try again */
   private readonly room: FullState;
   /** batches that failed to apply since start */
   failedBatches = 0;
   private readonly log: (line: string) => void;
   private applier: Applier;
-  /** writers waiting for the backlog to drop under its bound */
-  private roomWaiters: (() => void)[] = [];
-  /** the most events that waited at once since start (metrics; the bound's test) */
-  peakEvents = 0;
-  /** times a writer waited for the backlog, and for how long in all (ms) */
-  waits = 0;
-  waitedMs = 0;
+  /** the bound on what waits for the consumers, and the writer's waits at it */
+  readonly backlogBound: Backlog;
   /** another process applies the consumers now (release): commits are not kept here */
   released = false;
-  /** the writer's pace while the backlog nears its bound (pace.ts) */
-  readonly pace = new Pace();
-  /** the process stops: nothing more is applied, and the writer does not wait (closing) */
+  /** the process stops: nothing more is applied (closing) */
   private stopping = false;
-  private slowLoggedAt = 0;
-  /** the backlog passed half its bound while a batch applied: the next goes as it ends */
-  private pressedMeanwhile = false;
+  private readonly slowLog = new Throttle(LOG_EVERY_MS);
+  private readonly failureLog = new Throttle(LOG_EVERY_MS);
 
   constructor(
     private readonly store: Store,
@@ -123,6 +115,22 @@ export class ConsumerRunner {
     store.logRemovals = consumers.length > 0;
     this.open = new Gen(1, consumers, store.lastSerial, store.lastRemoval);
     this.applier = o.applier ?? new InThreadApplier(store, consumers);
+    this.backlogBound = new Backlog({ maxEvents: o.maxEvents, maxBytes: o.maxBytes }, () => ({
+      events: this.waitingEvents(),
+      bytes: this.waitingBytes(),
+    }));
+  }
+
+  /**
+   * Drops the removal records every consumer has passed: through the log's writer when the
+   * process has one (trimBy), so that one writer writes the log; else in a transaction here.
+   */
+  private trim: (through: number) => Promise<unknown> = (through) =>
+    this.store.env.transaction(() => trimRemovals(this.store.removals, through));
+
+  /** Has `task` (the writer's) write the log's trims. */
+  trimBy(task: (run: (s: Store) => unknown) => Promise<unknown>): void {
+    this.trim = (through) => task((s) => trimRemovals(s.removals, through));
   }
 
   /** What readers of consumer `c` see beyond a snapshot of its entries. */
@@ -160,60 +168,18 @@ export class ConsumerRunner {
     // process applies them now: keep nothing.
     if (this.consumers.length === 0 || this.released) return;
     const g = this.open;
-    const cs = this.consumers;
-    if (high) {
-      if (high.serial > g.maxSerial) g.maxSerial = high.serial;
-      if (high.removal > g.maxSeq) g.maxSeq = high.removal;
-    }
+    if (high) g.reaches(high);
     if (stored.length === 0 && removed.length === 0) return;
-    if (g.firstAt === 0) g.firstAt = performance.now();
-    for (const c of cs) {
+    for (const c of this.consumers) {
       if (!c.hear) continue;
       for (const x of stored) c.hear(x.event, x.serial, 1);
       for (const r of removed) c.hear(r.event, r.serial, -1);
     }
-    for (const c of stored) {
-      const item: Item = { serial: c.serial, bytes: c.json.length, dropped: false, at: g.adds.length };
-      g.adds.push(item);
-      g.bySerial.set(c.serial, item);
-      g.live++;
-      g.bytes += item.bytes;
-      g.weight += 1 + c.event.tags.length;
-      if (c.serial > g.maxSerial) g.maxSerial = c.serial;
-    }
-    const removedKept: Removal[] = [];
-    for (const r of removed) {
-      if (r.seq > g.maxSeq) g.maxSeq = r.seq;
-      const added = g.bySerial.get(r.serial);
-      if (added) {
-        // Added and removed in the same batch: neither is applied. Views built past it forget it.
-        added.dropped = true;
-        g.bySerial.delete(r.serial);
-        g.live--;
-        g.bytes -= added.bytes;
-        unview(cs, g, added, r.event, r.json);
-        continue;
-      }
-      g.removes.push({ seq: r.seq, serial: r.serial });
-      g.bytes += r.json.length;
-      g.weight += 1 + r.event.tags.length;
-      removedKept.push(r);
-    }
-    for (let i = 0; i < cs.length; i++) if (cs[i]!.eagerView) viewNow(cs[i]!, g, i, stored, removedKept);
+    g.take(this.consumers, stored, removed);
     this.lastCommitAt = performance.now();
-    const waiting = this.waitingEvents();
-    if (waiting > this.peakEvents) this.peakEvents = waiting;
-    const o = this.o;
-    this.pace.committed(
-      stored.length,
-      waiting,
-      o.maxEvents ?? 0,
-      this.waitingBytes(),
-      o.maxBytes ?? 0,
-      this.lastCommitAt,
-    );
-    if (this.flushing && this.pressed()) this.pressedMeanwhile = true;
-    if (g.weight >= this.batchWeight() || g.live >= this.batchEvents() || g.bytes >= this.batchBytes())
+    const bound = this.backlogBound;
+    bound.committed(stored.length, this.flushing !== null, this.lastCommitAt);
+    if (g.weight >= this.batchWeight() || g.live >= bound.batchEvents() || g.bytes >= bound.batchBytes())
       this.flushSoon();
     else this.armIdle();
   }
@@ -228,62 +194,17 @@ export class ConsumerRunner {
     return this.o.batch;
   }
 
-  /** Events per batch: half the backlog's bound, so that one batch applies while the next fills. */
-  private batchEvents(): number {
-    const max = this.o.maxEvents ?? 0;
-    return max > 0 ? Math.max(1, Math.floor(max / 2)) : Number.POSITIVE_INFINITY;
-  }
-
-  private batchBytes(): number {
-    const max = this.o.maxBytes ?? 0;
-    return max > 0 ? Math.max(1, Math.floor(max / 2)) : Number.POSITIVE_INFINITY;
-  }
-
-  /** Whether the backlog holds more than half its bound: the writer is paced then (pace.ts). */
-  private pressed(): boolean {
-    const events = this.o.maxEvents ?? 0;
-    const bytes = this.o.maxBytes ?? 0;
-    return (
-      (events > 0 && this.waitingEvents() > events / 2) || (bytes > 0 && this.waitingBytes() > bytes / 2)
-    );
-  }
-
-  /** Whether the events waiting, and their bytes, are under the bound. */
-  private hasRoom(): boolean {
-    const events = this.o.maxEvents ?? 0;
-    const bytes = this.o.maxBytes ?? 0;
-    return (events <= 0 || this.waitingEvents() < events) && (bytes <= 0 || this.waitingBytes() < bytes);
-  }
-
   /**
-   * Asked by the writer before each batch. The log on disk is the queue: what waits here for
-   * the consumers is bounded, and once the bound is reached the writer waits for them (and
-   * ingest, its queue full, stops reading from the sockets), so a burst of any length holds the
-   * same memory and readers never match more than the bound outside the indexes.
+   * Asked by the writer before each batch: the bound on what waits for the consumers
+   * (backlog.ts), and the writer's pace before it.
    */
   backlog(): BacklogState {
-    if (this.stopping) return undefined;
-    if (this.hasRoom()) {
-      // Room, but filling faster than the consumers apply: the writer goes on a moment later.
-      const d = this.pace.delay(performance.now());
-      return d > 0 ? Bun.sleep(d) : undefined;
-    }
-    // The consumers cannot apply (a full disk): waiting would hang every writer, so refuse.
-    if (this.failure) return { refuse: this.failure.reason, full: this.failure.full };
-    this.flushSoon();
-    const started = performance.now();
-    this.waits++;
-    return new Promise<void>((resolve) => this.roomWaiters.push(resolve)).then(() => {
-      this.waitedMs += performance.now() - started;
-    });
+    return this.backlogBound.ask(this.failure, () => this.flushSoon());
   }
 
   /** Lets waiting writers go on once there is room (or the consumers fail: they refuse then). */
   private wakeWriters(): void {
-    if (this.roomWaiters.length === 0 || (!this.hasRoom() && !this.failure)) return;
-    const waiters = this.roomWaiters;
-    this.roomWaiters = [];
-    for (const w of waiters) w();
+    this.backlogBound.wake(this.failure !== undefined);
   }
 
   /** Applies the open batch once writes pause for `idleMs` (checked, not re-armed per commit). */
@@ -331,18 +252,19 @@ export class ConsumerRunner {
       // runs, and so does the next batch while the writer is paced (pace.ts: it is filled to be
       // ready as this one ends; waiting for the tick would leave the consumers idle); a batch
       // that failed waits for the next tick.
-      const again = this.again || this.roomWaiters.length > 0 || this.pressedMeanwhile;
-      this.pressedMeanwhile = false;
+      const bound = this.backlogBound;
+      const again = this.again || bound.waited || bound.pressedMeanwhile;
+      bound.pressedMeanwhile = false;
       this.again = false;
       this.wakeWriters();
-      if (again && (this.timer || this.roomWaiters.length > 0) && this.sealed[0] !== g) void this.flush();
+      if (again && (this.timer || bound.waited) && this.sealed[0] !== g) void this.flush();
     });
     return this.flushing;
   }
 
   private async applyGen(g: Gen): Promise<void> {
     const started = performance.now();
-    this.pace.applying(g.live, started);
+    this.backlogBound.pace.applying(g.live, started);
     let ok = false;
     try {
       await this.applier.apply(g.payload());
@@ -367,14 +289,13 @@ export class ConsumerRunner {
       this.batches++;
       this.lastApplyMs = performance.now() - started;
       if (this.lastApplyMs >= SLOW_BATCH_MS) this.slowBatch(g.live);
-      // Every consumer has passed these removal records: drop them (a write transaction on the
-      // log, so only when there are some; otherwise it would delay the writer's next batch).
+      // Every consumer has passed these removal records: drop them (a write on the log, so only
+      // when there are some; otherwise it would delay the writer's next batch).
       const through = g.maxSeq;
-      if (through > this.trimmedThrough) {
+      // (Not while the process stops: the writer is draining, and the next start trims them.)
+      if (through > this.trimmedThrough && !this.stopping) {
         this.trimmedThrough = through;
-        void this.store.env
-          .transaction(() => trimRemovals(this.store.removals, through))
-          .catch((e: unknown) => commitCause(e));
+        void this.trim(through).catch((e: unknown) => commitCause(e));
       }
     } catch (e) {
       // The batch stays sealed and is tried again at the next tick, before anything newer: a
@@ -389,7 +310,7 @@ export class ConsumerRunner {
         this.applier = new InThreadApplier(this.store, this.consumers);
       }
     } finally {
-      this.pace.applied(performance.now(), ok);
+      this.backlogBound.pace.applied(performance.now(), ok);
     }
   }
 
@@ -398,9 +319,7 @@ export class ConsumerRunner {
    * with where its time went, at most once a minute.
    */
   private slowBatch(events: number): void {
-    const now = Date.now();
-    if (now - this.slowLoggedAt < FAILURE_LOG_MS) return;
-    this.slowLoggedAt = now;
+    if (!this.slowLog.due()) return;
     const steps = Object.entries(this.applier.lastTook ?? {})
       .filter(([, ms]) => ms >= 100)
       .sort((a, b) => b[1] - a[1])
@@ -414,11 +333,11 @@ export class ConsumerRunner {
   private failing(reason: string, full: boolean, events: number): void {
     const now = Date.now();
     const was = this.failure;
-    this.failure = { reason, full, since: was?.since ?? now, loggedAt: was?.loggedAt ?? 0 };
+    this.failure = { reason, full, since: was?.since ?? now };
     if (full) this.room.failed(reason, now);
     this.failedBatches++;
-    if (now - this.failure.loggedAt < FAILURE_LOG_MS) return;
-    this.failure.loggedAt = now;
+    if (!was) this.failureLog.reset();
+    if (!this.failureLog.due(now)) return;
     const what = full ? `storage full: ${reason}` : reason;
     (this.o.logError ?? this.log)(
       was
@@ -469,9 +388,7 @@ export class ConsumerRunner {
   closing(): void {
     this.stopping = true;
     this.stopTimers();
-    const waiters = this.roomWaiters;
-    this.roomWaiters = [];
-    for (const w of waiters) w();
+    this.backlogBound.close();
   }
 
   private stopTimers(): void {

@@ -307,28 +307,28 @@ export function renderMetrics(ctx: RelayContext): string {
     "relay_consumer_backlog_peak_events",
     "gauge",
     "The most committed events that waited for the derived indexes at once since start.",
-    [[{}, runner.peakEvents]],
+    [[{}, runner.backlogBound.peakEvents]],
   );
   x.metric(
     "relay_writer_backlog_waits_total",
     "counter",
     "Times the writer waited for the derived indexes' backlog to drop under its bound.",
-    [[{}, runner.waits]],
+    [[{}, runner.backlogBound.waits]],
   );
   x.metric(
     "relay_writer_backlog_wait_seconds_total",
     "counter",
     "Time the writer spent waiting for the derived indexes' backlog.",
-    [[{}, runner.waitedMs / 1000]],
+    [[{}, runner.backlogBound.waitedMs / 1000]],
   );
   x.metric(
     "relay_writer_paced_total",
     "counter",
     "Times the writer waited a moment because the derived indexes' backlog filled faster than they apply (consumers/pace.ts).",
-    [[{}, runner.pace.delays]],
+    [[{}, runner.backlogBound.pace.delays]],
   );
   x.metric("relay_writer_paced_seconds_total", "counter", "Time the writer spent in those waits.", [
-    [{}, runner.pace.delayedMs / 1000],
+    [{}, runner.backlogBound.pace.delayedMs / 1000],
   ]);
   const took = runner.threadTimings();
   if (took)

@@ -11,7 +11,7 @@
 import { commitCause, FullState, fullReason } from "../lmdb/full.ts";
 import type { Visibility } from "../lmdb/visible.ts";
 import { visibilityOf } from "../lmdb/visible.ts";
-import { log } from "../log.ts";
+import { log, Throttle } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { isAddressable, isReplaceable } from "../nostr/kinds.ts";
 import type { Reject } from "../wire/reasons.ts";
@@ -157,7 +157,7 @@ export class Writer {
   private idleResolve: (() => void) | undefined;
   /** storage full (full.ts): refusals, /metrics */
   readonly full: FullState;
-  private fullLoggedAt = 0;
+  private readonly fullLog = new Throttle(FULL_LOG_MS);
   batches = 0;
   lastBatchSize = 0;
   lastCommitMs = 0;
@@ -412,9 +412,8 @@ export class Writer {
   private noRoom(reason: string, items: number): void {
     const was = this.full.full;
     this.full.failed(reason);
-    const now = Date.now();
-    if (was && now - this.fullLoggedAt < FULL_LOG_MS) return;
-    this.fullLoggedAt = now;
+    if (!was) this.fullLog.reset();
+    if (!this.fullLog.due()) return;
     log.error(
       was ? "storage still full, writes refused" : "storage full, writes refused until there is room",
       {
@@ -430,7 +429,7 @@ export class Writer {
     const seconds = Math.round((Date.now() - this.full.since) / 1000);
     log.info("storage has room again, writes accepted", { seconds, refused: this.full.refused });
     this.full.cleared();
-    this.fullLoggedAt = 0;
+    this.fullLog.reset();
   }
 
   /**
