@@ -37,7 +37,8 @@ const COMMANDS: Record<string, { about: string; load: () => Promise<Command> }> 
     load: () => import("./cli/data/prune.ts"),
   },
   reindex: {
-    about: "rebuild derived indexes (search, counters) from stored events",
+    about:
+      "rebuild the derived indexes (REQ indexes, search, NIP-45 counts, API counters) from stored events",
     load: () => import("./cli/data/reindex.ts"),
   },
   sync: { about: "reconcile with any relay by negentropy (NIP-77)", load: () => import("./cli/net/sync.ts") },

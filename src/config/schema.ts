@@ -149,7 +149,7 @@ export const SCHEMA = {
   "store.pinAuthors": sa([], "pubkeys (hex or npub) whose events the disk budget never evicts", true),
   "consumers.intervalMs": i(
     250,
-    "derived indexes (search, API counters) apply new events at least this often",
+    "derived indexes (REQ indexes, search, NIP-45 counts, API counters) apply new events at least this often",
     false,
     {
       min: 10,

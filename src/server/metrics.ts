@@ -263,7 +263,7 @@ export function renderMetrics(ctx: RelayContext): string {
   x.metric(
     "relay_consumer_lag_events",
     "gauge",
-    "Committed events a derived index (search, counters) has not applied yet.",
+    "Committed events a derived index (REQ indexes, search, NIP-45 counts, API counters) has not applied yet.",
     byConsumer((l) => l.events),
   );
   x.metric(

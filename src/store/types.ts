@@ -100,7 +100,8 @@ export interface Store extends LogEnv, DerivedEnv, WriterState {}
 
 /**
  * An index the writer keeps in its own transaction, because deciding an event needs it.
- * Everything else derived from events (search, counters) is a consumer of the event log.
+ * Everything else derived from events (REQ indexes, search, NIP-45 counts, API counters) is a
+ * consumer of the event log.
  */
 export interface Indexer {
   readonly name: string;

@@ -27,7 +27,7 @@ export interface WritableStore {
    * command writes to its derived indexes (and serves it) within a second
    */
   relayPid: number | undefined;
-  /** Brings the derived indexes (search, counters) up to what was written; before closing. */
+  /** Brings the derived indexes (REQ indexes, search, NIP-45 counts, API counters) up to what was written; before closing. */
   finish(): void;
   /** Closes the store and gives the directory back. */
   close(): Promise<void>;
