@@ -1,6 +1,7 @@
 // Wires the pipeline together: store → writer → live fanout, and the server in front.
 // `startRelay` is what `relay serve` and the tests call.
 import { mkdirSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
 import { startApi } from "./api/start.ts";
@@ -86,6 +87,16 @@ export interface StartOptions {
    * the port is then shared with it (SO_REUSEPORT) instead of checked free first.
    */
   takenOver?: () => void;
+}
+
+/**
+ * Reader threads for `query.readers`; -1: one per core past the two that the thread serving the
+ * sockets and the consumers' thread keep busy, at most four. Why not on two cores: there a reader
+ * thread measured no better in the mixed phase's REQ tail, a worse live tail and up to twice the
+ * CPU a REQ (docs/performance/2026-12.md, "Reader threads").
+ */
+function readerThreads(n: number): number {
+  return n >= 0 ? n : Math.min(4, Math.max(0, availableParallelism() - 2));
 }
 
 export function startRelay(config: Config, o: StartOptions = {}): Relay {
@@ -177,11 +188,11 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
     pending: new PendingGate(config["writer.maxPending"], config["writer.maxPendingMb"] * 2 ** 20),
     reads: new ReadTurns(config["query.turnBudgetUs"] / 1000, () => ctx.pending.events > 0),
     readers:
-      config["query.readers"] > 0
+      readerThreads(config["query.readers"]) > 0
         ? new ReaderPool({
             path: store.path,
             store: { mapSizeGb: config["store.mapSizeGb"], writeMap },
-            threads: config["query.readers"],
+            threads: readerThreads(config["query.readers"]),
             timeoutMs: config["query.readerTimeoutMs"],
             log: (line) => log.warn(line),
           })

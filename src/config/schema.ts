@@ -184,10 +184,10 @@ export const SCHEMA = {
     { min: 0 },
   ),
   "query.readers": i(
-    1,
-    "threads that answer the stored part of REQs (index walks and body reads), off the thread that serves the sockets (0 = that thread answers them)",
+    -1,
+    "threads that answer the stored part of REQs (index walks and body reads), off the thread that serves the sockets (0 = that thread answers them; -1 = one per core past two, at most 4)",
     false,
-    { min: 0, max: 64 },
+    { min: -1, max: 64 },
   ),
   "query.readerTimeoutMs": i(
     30000,

@@ -67,6 +67,24 @@ function othersFirst(ctx: RelayContext): Promise<void> | undefined {
   return ctx.peer !== undefined && !ctx.consumers.runner.released ? ctx.writer.othersAhead() : undefined;
 }
 
+/**
+ * Waits until what other processes committed is read (othersFirst), holding the subscription's
+ * place meanwhile, so that a CLOSE sent meanwhile closes it; false if it was closed or replaced.
+ */
+async function othersRead(
+  ctx: RelayContext,
+  conn: Client,
+  subId: string,
+  filters: Filter[],
+): Promise<boolean> {
+  const behind = othersFirst(ctx);
+  if (!behind) return true;
+  const waiting = new Subscription(conn, subId, filters, 0);
+  conn.subs.set(subId, waiting);
+  await behind;
+  return !waiting.cancelled && conn.subs.get(subId) === waiting;
+}
+
 /** The serial up to which an answer holds stored events; live ones follow it. */
 function answerEnd(ctx: RelayContext): number {
   const visible = ctx.writer.visibleSerial;
@@ -140,14 +158,7 @@ export async function handleReq(
     conn.send(closedFrame(subId, rateLimited(`too many open subscriptions (at most ${max})`)));
     return;
   }
-  // Meanwhile the subscription holds its place, so that a CLOSE sent meanwhile closes it.
-  const behind = othersFirst(ctx);
-  if (behind) {
-    const waiting = new Subscription(conn, subId, filters, 0);
-    conn.subs.set(subId, waiting);
-    await behind;
-    if (waiting.cancelled || conn.subs.get(subId) !== waiting) return;
-  }
+  if (!(await othersRead(ctx, conn, subId, filters))) return;
   const sub = new Subscription(conn, subId, filters, answerEnd(ctx), (e) => mayRead(ctx, conn, e));
   conn.subs.set(subId, sub);
   ctx.live.add(sub);
