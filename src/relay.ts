@@ -4,6 +4,7 @@ import { mkdirSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import type { Server } from "bun";
+import type { Api } from "./api/start.ts";
 import { startApi } from "./api/start.ts";
 import { ClusterNode } from "./cluster/node.ts";
 import type { Config } from "./config/schema.ts";
@@ -144,6 +145,10 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
   const pruner = new Pruner(store, () => ctx.config);
   // The listening port is known only once the server is up (port 0 picks one).
   let isOwnUrl: (url: string) => boolean = () => false;
+  // Set once the port is known (the default node id names it); nothing connects without a URL.
+  let cluster: ClusterNode | undefined;
+  // The API's trending window, fed below from every commit; set once the indexers run.
+  let api: Api | undefined;
   const writer = new Writer(
     store,
     // follow: what `relay import` or `relay delete` commit beside the relay comes through here
@@ -160,13 +165,12 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
       runner.committed(stored, removed, high);
       for (const s of stored) broadcast(live, s.event, s.json, s.serial);
       cluster?.committed(stored);
+      api?.committed(stored, removed);
     },
   );
   // The consumers' trims of the removal log are the writer's tasks: one writer of the log.
   runner.trimBy((run) => writer.task(run));
 
-  // Set once the port is known (the default node id names it); nothing connects without a URL.
-  let cluster: ClusterNode | undefined;
   runner.start();
   const ctx: RelayContext = {
     config,
@@ -208,7 +212,7 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
         })
       : undefined,
   };
-  ctx.api = startApi(config, consumers, store);
+  ctx.api = api = startApi(config, consumers, store);
   const server = startServer(ctx, sharePort);
   let metricsServer = startMetricsServer(ctx);
   const conns = ctx.conns;

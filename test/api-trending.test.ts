@@ -23,8 +23,10 @@ test("notes leave the window as the clock moves; ties rank newer first, then low
   const counters = consumers.counters!;
   const window = new TrendingWindow(100, counters, () => clock);
   window.seed(store);
-  counters.listener = window;
-  const writer = new Writer(store, 100, (stored, removed) => consumers.runner.committed(stored, removed));
+  const writer = new Writer(store, 100, (stored, removed) => {
+    consumers.runner.committed(stored, removed);
+    window.committed(stored, removed);
+  });
   const write = async (e: NostrEvent) =>
     expect(await writer.submit(e, storedJson(e))).toMatchObject({ status: "stored" });
 
@@ -75,8 +77,10 @@ test("notes of a batch the consumers applied before any reader looked are still 
     const counters = consumers.counters!;
     const window = new TrendingWindow(1000, counters);
     window.seed(s);
-    counters.listener = window;
-    const writer = new Writer(s, 100, (stored, removed) => consumers.runner.committed(stored, removed));
+    const writer = new Writer(s, 100, (stored, removed) => {
+      consumers.runner.committed(stored, removed);
+      window.committed(stored, removed);
+    });
     const note = signed(newKey(), { content: "applied unseen" });
     const like = signed(newKey(), { kind: 7, content: "+", tags: [["e", note.id]] });
     for (const e of [note, like])
@@ -98,8 +102,10 @@ test("a batch of 30,000 notes reaches the window in one pass, not one nested cal
     const counters = consumers.counters!;
     const window = new TrendingWindow(100_000, counters);
     window.seed(s);
-    counters.listener = window;
-    const writer = new Writer(s, 5000, (stored, removed) => consumers.runner.committed(stored, removed));
+    const writer = new Writer(s, 5000, (stored, removed) => {
+      consumers.runner.committed(stored, removed);
+      window.committed(stored, removed);
+    });
     const T = now();
     const notes = Array.from({ length: 30_000 }, (_, i): NostrEvent => {
       const e = { pubkey: "ab".repeat(32), created_at: T - (i % 1000), kind: 1, tags: [], content: `n${i}` };

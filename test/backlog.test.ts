@@ -7,8 +7,9 @@ import { createHash } from "node:crypto";
 import { getPublicKey } from "nostr-tools/pure";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
+import { OTHERS_CHUNK } from "../src/store/others.ts";
 import { openStore } from "../src/store/store.ts";
-import { OTHERS_CHUNK, Writer } from "../src/store/writer.ts";
+import { Writer } from "../src/store/writer.ts";
 import type { TestRelay } from "./harness.ts";
 import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
 

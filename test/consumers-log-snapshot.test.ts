@@ -5,8 +5,8 @@
 // reading takes a fresh snapshot every so often and drops it once done, before the batches
 // write; every event must still be read.
 import { expect, test } from "bun:test";
-import type { GenPayload } from "../src/consumers/apply.ts";
 import { applyGeneration } from "../src/consumers/apply.ts";
+import type { GenPayload } from "../src/consumers/messages.ts";
 import { storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import type { Consumer } from "../src/store/consumer.ts";

@@ -10,8 +10,8 @@
 // answers), so ending one while it works would not test this deterministically.
 import { expect, test } from "bun:test";
 import { loadConfig } from "../src/config/load.ts";
-import type { GenPayload } from "../src/consumers/apply.ts";
 import { applyGeneration, ThreadApplier } from "../src/consumers/apply.ts";
+import type { GenPayload } from "../src/consumers/messages.ts";
 import type { Consumers } from "../src/consumers/registry.ts";
 import { openConsumers } from "../src/consumers/registry.ts";
 import type { EngagementCounters } from "../src/engagement/counters.ts";

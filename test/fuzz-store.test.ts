@@ -16,9 +16,9 @@ import { computeId, STORED_ID_OFFSET, storedJson } from "../src/nostr/canonical.
 import type { NostrEvent } from "../src/nostr/event.ts";
 import type { Filter } from "../src/nostr/filter.ts";
 import { matchFilter } from "../src/nostr/filter.ts";
+import type { WriteOutcome } from "../src/store/batch.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
 import type { Store } from "../src/store/types.ts";
-import type { WriteOutcome } from "../src/store/writer.ts";
 import { Writer } from "../src/store/writer.ts";
 import { eventFrame, eventPrefix } from "../src/wire/frames.ts";
 import { Gen } from "./gen.ts";

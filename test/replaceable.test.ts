@@ -8,9 +8,9 @@ import { STORED_ID_OFFSET, storedJson } from "../src/nostr/canonical.ts";
 import type { NostrEvent } from "../src/nostr/event.ts";
 import type { Filter } from "../src/nostr/filter.ts";
 import { matchFilter } from "../src/nostr/filter.ts";
+import type { WriteOutcome } from "../src/store/batch.ts";
 import { openStore } from "../src/store/store.ts";
 import type { Store } from "../src/store/types.ts";
-import type { WriteOutcome } from "../src/store/writer.ts";
 import { Writer } from "../src/store/writer.ts";
 import { tempDir } from "./harness.ts";
 

@@ -1,8 +1,10 @@
-// The API's state beside the routes: the counters consumer, the trending window fed by it and the
+// The API's state beside the routes: the counters consumer, the trending window (fed by every commit, relay.ts) and the
 // optional relay prober, started once by startRelay.
 import type { Config } from "../config/schema.ts";
 import type { Consumers } from "../consumers/registry.ts";
 import type { EngagementCounters } from "../engagement/counters.ts";
+import type { Committed } from "../store/batch.ts";
+import type { Removal } from "../store/removals.ts";
 import type { Store } from "../store/types.ts";
 import { Prober } from "./online.ts";
 import { TrendingWindow } from "./trending.ts";
@@ -11,6 +13,8 @@ export interface Api {
   counters: EngagementCounters | undefined;
   trending: TrendingWindow | undefined;
   prober: Prober | undefined;
+  /** what each commit stored and removed (relay.ts, beside broadcast and the cluster) */
+  committed(stored: readonly Committed[], removed: readonly Removal[]): void;
   stop(): void;
 }
 
@@ -22,7 +26,6 @@ export function startApi(c: Config, consumers: Consumers, store: Store): Api {
   if (counters) {
     trending = new TrendingWindow(c["api.trendingWindowSeconds"], counters);
     trending.seed(store);
-    counters.listener = trending;
     if (c["online.probe"]) {
       prober = new Prober(counters.relays, {
         intervalSeconds: c["online.intervalSeconds"],
@@ -34,13 +37,17 @@ export function startApi(c: Config, consumers: Consumers, store: Store): Api {
       prober.start();
     }
   }
+  let stopped = false;
   return {
     counters,
     trending,
     prober,
+    committed(stored, removed) {
+      if (!stopped) trending?.committed(stored, removed);
+    },
     stop() {
       prober?.stop();
-      if (counters) counters.listener = undefined;
+      stopped = true;
     },
   };
 }

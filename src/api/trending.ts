@@ -3,12 +3,14 @@
 // the kind index over the window only; then kept current by the counters consumer, which tells
 // it about notes committed and removed and about new totals as each event is committed.
 
-import type { EngagementCounters, NoteListener } from "../engagement/counters.ts";
+import type { EngagementCounters } from "../engagement/counters.ts";
+import { engagements } from "../engagement/engagement.ts";
 import type { NoteCounts } from "../engagement/keys.ts";
 import { zeroNote } from "../engagement/keys.ts";
 import { indexSnapshot } from "../indexes/indexes.ts";
 import { tailEvents } from "../indexes/tail.ts";
 import { STORED_ID_OFFSET } from "../nostr/canonical.ts";
+import type { NostrEvent } from "../nostr/event.ts";
 import { entriesOf } from "../store/index-db.ts";
 import { kindBytes } from "../store/keys.ts";
 import { readEvent } from "../store/store.ts";
@@ -40,7 +42,7 @@ const PRUNE_EVERY_SECONDS = 60;
 /** The counts of a note nobody engaged with yet (shared, never changed). */
 const ZERO: NoteCounts = Object.freeze(zeroNote());
 
-export class TrendingWindow implements NoteListener {
+export class TrendingWindow {
   private readonly notes = new Map<string, WindowNote>();
   /** notes whose counts changed (or were never read) since the last ranking */
   private readonly stale = new Set<string>();
@@ -53,6 +55,25 @@ export class TrendingWindow implements NoteListener {
     private readonly counters: EngagementCounters,
     private readonly clock: () => number = () => Math.floor(Date.now() / 1000),
   ) {}
+
+  /**
+   * Told by the relay of what each commit stored and removed (beside broadcast and the cluster):
+   * kind-1 notes come and go, and the notes whose counts move are read again when ranked.
+   */
+  committed(
+    stored: readonly { event: NostrEvent; serial: number }[],
+    removed: readonly { event: NostrEvent }[],
+  ): void {
+    for (const { event: e, serial } of stored) {
+      if (e.kind === 1) this.added(e.id, e.created_at, serial);
+      // No read here: this runs for every committed event, on the relay's main thread.
+      for (const g of engagements(e)) this.touched(g.id);
+    }
+    for (const { event: e } of removed) {
+      if (e.kind === 1) this.removed(e.id);
+      for (const g of engagements(e)) this.touched(g.id);
+    }
+  }
 
   get size(): number {
     this.counters.refresh();

@@ -17,8 +17,9 @@ import type { MsgHdrs, NatsConnection, Subscription as NatsSub } from "@nats-io/
 import type { Config } from "../config/schema.ts";
 import { log } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
+import type { Committed } from "../store/batch.ts";
 import type { Store } from "../store/types.ts";
-import type { Committed, Writer } from "../store/writer.ts";
+import type { Writer } from "../store/writer.ts";
 import { Outbox } from "./outbox.ts";
 
 /** Events held in memory for appending; beyond this they are read back from the log. */

@@ -5,9 +5,9 @@
 // Owns no connection; node.ts publishes what `next` hands out and reports back.
 import { readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Committed } from "../store/batch.ts";
 import { readU64, serialKey } from "../store/keys.ts";
 import type { Store } from "../store/types.ts";
-import type { Committed } from "../store/writer.ts";
 
 /** One event to append. */
 export interface Outgoing {

@@ -10,21 +10,7 @@ import { readWatermark, writeWatermark } from "../store/consumer.ts";
 import type { StoreOptions } from "../store/store.ts";
 import { derivedWrite } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
-
-/**
- * A generation as it crosses to another thread: the serials of its events and the seqs of its
- * removal records, which the applier reads from the log itself (a copy of every event's JSON
- * cost the main thread ~10 µs an event to clone).
- */
-export interface GenPayload {
-  n: number;
-  maxSerial: number;
-  maxSeq: number;
-  adds: Float64Array;
-  removes: Float64Array;
-  /** the stored JSON bytes of its events and removal records */
-  bytes: number;
-}
+import type { Applied, FromConsumers, GenPayload, Timings, ToConsumers } from "./messages.ts";
 
 export interface Applier {
   /** Applies a generation; resolves once it is committed. */
@@ -72,45 +58,8 @@ export async function applyGeneration(
       for (const c of consumers)
         if ((readWatermark(s, c.name)?.gen ?? 0) < g.n) open.push({ c, b: c.batch(s) });
       if (open.length === 0) return;
-      const spent = open.map(() => 0);
-      let reading = 0;
-      const feed = (serial: number, json: string, sign: 1 | -1) => {
-        let t = performance.now();
-        const e = JSON.parse(json) as NostrEvent;
-        reading += performance.now() - t;
-        for (let i = 0; i < open.length; i++) {
-          t = performance.now();
-          open[i]!.b.add(e, serial, sign);
-          spent[i]! += performance.now() - t;
-        }
-      };
-      let t = performance.now();
-      // Removal records first: they undo events of earlier generations, the adds are new ones.
-      for (const seq of g.removes) {
-        const r = removalRecord(s, seq);
-        reading += performance.now() - t;
-        feed(r.serial, r.json, -1);
-        t = performance.now();
-      }
-      let read = 0;
-      const committed = new CommittedReader(s, g.maxSeq);
-      for (const serial of g.adds) {
-        // A read transaction of the log pins its snapshot: the writer cannot reuse a page
-        // freed after it, and a generation takes seconds to apply, so the log's file grew by
-        // what the writer freed meanwhile (a 50k ingest: 25 MiB of free pages in the log
-        // against 16). A fresh snapshot every so often still reads every event of this
-        // generation: one removed since is in the removal log (CommittedReader).
-        if (++read % RENEW_EVERY === 0) s.env.resetReadTxn();
-        const json = committed.json(serial);
-        reading += performance.now() - t;
-        feed(serial, json, 1);
-        t = performance.now();
-      }
-      // Nothing more is read from the log: let its writer reuse what it frees from now on.
-      s.env.resetReadTxn();
-      took.read = (took.read ?? 0) + reading;
-      open.forEach(({ c, b }, i) => {
-        took[`${c.name}.add`] = (took[`${c.name}.add`] ?? 0) + spent[i]!;
+      feed(s, g, open, took);
+      open.forEach(({ c, b }) => {
         if (c.writesOnly) return;
         const t = performance.now();
         b.write();
@@ -136,15 +85,59 @@ export async function applyGeneration(
   addTime(took, "async commit", t);
 }
 
+/**
+ * Reads the generation's removal records and events from the log, parses each once and adds it
+ * to every open batch; the time each step took goes to `took`.
+ */
+function feed(s: Store, g: GenPayload, open: { c: Consumer; b: Batch }[], took: Timings): void {
+  const spent = open.map(() => 0);
+  let reading = 0;
+  const one = (serial: number, json: string, sign: 1 | -1) => {
+    let t = performance.now();
+    const e = JSON.parse(json) as NostrEvent;
+    reading += performance.now() - t;
+    for (let i = 0; i < open.length; i++) {
+      t = performance.now();
+      open[i]!.b.add(e, serial, sign);
+      spent[i]! += performance.now() - t;
+    }
+  };
+  let t = performance.now();
+  // Removal records first: they undo events of earlier generations, the adds are new ones.
+  for (const seq of g.removes) {
+    const r = removalRecord(s, seq);
+    reading += performance.now() - t;
+    one(r.serial, r.json, -1);
+    t = performance.now();
+  }
+  let read = 0;
+  const committed = new CommittedReader(s, g.maxSeq);
+  for (const serial of g.adds) {
+    // A read transaction of the log pins its snapshot: the writer cannot reuse a page
+    // freed after it, and a generation takes seconds to apply, so the log's file grew by
+    // what the writer freed meanwhile (a 50k ingest: 25 MiB of free pages in the log
+    // against 16). A fresh snapshot every so often still reads every event of this
+    // generation: one removed since is in the removal log (CommittedReader).
+    if (++read % RENEW_EVERY === 0) s.env.resetReadTxn();
+    const json = committed.json(serial);
+    reading += performance.now() - t;
+    one(serial, json, 1);
+    t = performance.now();
+  }
+  // Nothing more is read from the log: let its writer reuse what it frees from now on.
+  s.env.resetReadTxn();
+  took.read = (took.read ?? 0) + reading;
+  open.forEach(({ c }, i) => {
+    took[`${c.name}.add`] = (took[`${c.name}.add`] ?? 0) + spent[i]!;
+  });
+}
+
 const mark = (c: Consumer, g: GenPayload): Watermark => ({
   version: c.version,
   gen: g.n,
   serial: g.maxSerial,
   removal: g.maxSeq,
 });
-
-/** Milliseconds a batch spent in each step, by name (`read`, `<consumer>.add`, `<consumer>.write`…). */
-export type Timings = Record<string, number>;
 
 export function addTime(took: Timings, step: string, since: number): void {
   took[step] = (took[step] ?? 0) + performance.now() - since;
@@ -168,18 +161,6 @@ export class InThreadApplier implements Applier {
 
 /** How long a stop waits for the consumers' thread to close its handles. */
 const CLOSE_WAIT_MS = 5000;
-
-/** Replies of the consumers' thread: the generation applied, or why it was not. */
-export interface Applied {
-  n: number;
-  /** where the batch's time went, in ms by step */
-  took?: Timings;
-  /** the thread's JavaScript heap after the batch (bytes in use, and reserved) */
-  heap?: { size: number; capacity: number };
-  error?: string;
-  /** why, when the failure was a full disk or map (full.ts) */
-  full?: string;
-}
 
 /**
  * Applies generations on the consumers' own thread (worker.ts), which opens the same LMDB
@@ -207,33 +188,46 @@ export class ThreadApplier implements Applier {
       workerData: { path, names, options },
       name: "consumers",
     });
-    this.worker.on("message", (m: Applied | { closed: true } | { walk: number; reply: WalkReply }) => {
-      if ("walk" in m) {
-        const w = this.walks.get(m.walk);
-        this.walks.delete(m.walk);
-        w?.resolve(m.reply);
-        return;
+    this.worker.on("message", (m: FromConsumers) => {
+      switch (m.type) {
+        case "walked": {
+          const w = this.walks.get(m.id);
+          this.walks.delete(m.id);
+          w?.resolve(m.reply);
+          return;
+        }
+        case "closed":
+          this.closed?.();
+          return;
+        case "applied":
+          this.applied(m.applied);
+          return;
+        default:
+          m satisfies never;
       }
-      if (!("n" in m)) {
-        this.closed?.();
-        return;
-      }
-      if (m.heap) this.heap = m.heap;
-      if (m.took) {
-        for (const [k, ms] of Object.entries(m.took)) this.took[k] = (this.took[k] ?? 0) + ms;
-        this.lastTook = m.took;
-      }
-      const w = this.waiting.get(m.n);
-      if (!w) return;
-      this.waiting.delete(m.n);
-      if (m.error === undefined) w.resolve();
-      else w.reject(Object.assign(new Error(m.error), { full: m.full }));
     });
     this.worker.on("error", (e: Error) => this.gone(`consumers' thread failed: ${e.message}`));
     // A thread can also end with no error (ended from outside, or it left by itself): what it
     // had in hand would otherwise wait forever, a batch holding the writer once the backlog is
     // full and a walk holding its REQ.
     this.worker.on("exit", (code: number) => this.gone(`consumers' thread ended (exit code ${code})`));
+  }
+
+  private applied(m: Applied): void {
+    if (m.heap) this.heap = m.heap;
+    if (m.took) {
+      for (const [k, ms] of Object.entries(m.took)) this.took[k] = (this.took[k] ?? 0) + ms;
+      this.lastTook = m.took;
+    }
+    const w = this.waiting.get(m.n);
+    if (!w) return;
+    this.waiting.delete(m.n);
+    if (m.error === undefined) w.resolve();
+    else w.reject(Object.assign(new Error(m.error), { full: m.full }));
+  }
+
+  private send(m: ToConsumers, transfer?: ArrayBuffer[]): void {
+    this.worker.postMessage(m, transfer as never);
   }
 
   /** The thread is gone: nothing more goes to it, and what it had in hand fails. */
@@ -262,7 +256,7 @@ export class ThreadApplier implements Applier {
     const id = ++this.walkIds;
     return new Promise((resolve, reject) => {
       this.walks.set(id, { resolve, reject });
-      this.worker.postMessage({ walk: id, req });
+      this.send({ type: "walk", id, req });
     });
   }
 
@@ -270,7 +264,7 @@ export class ThreadApplier implements Applier {
     if (this.broken) return Promise.reject(new Error("consumers' thread is gone"));
     return new Promise((resolve, reject) => {
       this.waiting.set(g.n, { resolve, reject });
-      this.worker.postMessage(g, [g.adds.buffer, g.removes.buffer] as never);
+      this.send({ type: "apply", gen: g }, [g.adds.buffer as ArrayBuffer, g.removes.buffer as ArrayBuffer]);
     });
   }
 
@@ -280,7 +274,7 @@ export class ThreadApplier implements Applier {
       const closed = new Promise<void>((resolve) => {
         this.closed = resolve;
       });
-      this.worker.postMessage({ close: true });
+      this.send({ type: "close" });
       // A thread that does not answer is ended anyway. (Bun's terminate() of a thread in the
       // middle of a write transaction has been seen not to end it, test/consumers-resend:
       // the close asked for first is what lets a batch in progress finish.)

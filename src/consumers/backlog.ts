@@ -3,7 +3,7 @@
 // bound is reached the writer waits for the consumers (and ingest, its queue full, stops reading
 // from the sockets), so a burst of any length holds the same memory and readers never match
 // more than the bound outside the indexes. Before the bound, the writer is paced (pace.ts).
-import type { BacklogState } from "../store/writer.ts";
+import type { BacklogState } from "../store/batch.ts";
 import { Pace } from "./pace.ts";
 
 export interface Bound {

@@ -12,7 +12,7 @@ import type { NostrEvent } from "../nostr/event.ts";
 import { CommittedReader, removalRecord } from "../store/committed.ts";
 import type { Consumer } from "../store/consumer.ts";
 import type { Store } from "../store/types.ts";
-import type { GenPayload } from "./apply.ts";
+import type { GenPayload } from "./messages.ts";
 
 export interface Item {
   serial: number;
@@ -43,7 +43,7 @@ export class Gen {
   live = 0;
   /** stored JSON bytes of those events and of the removals (the backlog's bound counts them) */
   bytes = 0;
-  /** its events and their tags: how much a batch writes (runner.ts `batchWeight`) */
+  /** its events and their tags: how much a batch writes (runner.ts `committed`) */
   weight = 0;
   /** when the first item arrived (ms), for lag */
   firstAt = 0;

@@ -11,8 +11,7 @@
 // last one, not the whole log past the watermark. The watermark moving starts them over.
 import type { NostrEvent } from "../nostr/event.ts";
 import type { Consumer, Tail, Watermark } from "../store/consumer.ts";
-import { readU64, serialKey } from "../store/keys.ts";
-import { removalsAfter } from "../store/removals.ts";
+import { readPast } from "../store/past-watermark.ts";
 import { readHighWater } from "../store/serials.ts";
 import type { Store } from "../store/types.ts";
 import { viewPart } from "./generation.ts";
@@ -47,22 +46,23 @@ export function logTail<V>(s: Store, c: Consumer<unknown, V>): Tail<V> {
       const v = c.newView();
       // Removals first: an event removed after them is still read below, and its record is
       // read by the next view; one removed before them is gone from the log by then.
-      for (const r of removalsAfter(s.removals, k.seqTo)) {
-        k.seqTo = r.seq;
-        if (r.serial > k.serialTo) continue;
-        const p = viewPart(c, r.event, r.json);
-        if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
-      }
-      for (const { key, value } of s.eventsText.getRange({ start: serialKey(k.serialTo + 1) })) {
-        const json = value as string;
-        const serial = readU64(key as Buffer, 0);
-        k.serialTo = serial;
-        const p = viewPart(c, JSON.parse(json) as NostrEvent, json);
-        if (p !== null) c.view(v, { serial, p }, 1, false);
-      }
+      const to = readPast(
+        s,
+        { serial: k.serialTo, seq: k.seqTo },
+        {
+          removed: (r) => {
+            const p = viewPart(c, r.event, r.json);
+            if (p !== null) c.view(v, { serial: r.serial, p }, 1, true);
+          },
+          added: (serial, json) => {
+            const p = viewPart(c, JSON.parse(json) as NostrEvent, json);
+            if (p !== null) c.view(v, { serial, p }, 1, false);
+          },
+        },
+      );
       // Serials and seqs the log passed without a record left (removed, trimmed) are covered.
-      k.serialTo = Math.max(k.serialTo, high.serial);
-      k.seqTo = Math.max(k.seqTo, high.removal);
+      k.serialTo = Math.max(to.serial, high.serial);
+      k.seqTo = Math.max(to.seq, high.removal);
       k.views = [...k.views, v];
       return k.views;
     },

@@ -14,21 +14,25 @@
 // the number of distinct keys per commit. A batch of thousands of events writes each search
 // token, counter or index page once instead of once per event.
 import { join } from "node:path";
-import { commitCause, FullState, fullReason } from "../lmdb/full.ts";
-import { Throttle } from "../log.ts";
+import { commitCause, fullReason } from "../lmdb/full.ts";
+import type { BacklogState, Committed } from "../store/batch.ts";
 import type { Consumer, Tail, Watermark } from "../store/consumer.ts";
 import type { Removal } from "../store/removals.ts";
-import { trimRemovals } from "../store/removals.ts";
 import type { HighWater } from "../store/serials.ts";
 import { DERIVED_DIR } from "../store/store.ts";
 import type { Store } from "../store/types.ts";
-import type { BacklogState, Committed } from "../store/writer.ts";
 import type { Applier } from "./apply.ts";
 import { InThreadApplier } from "./apply.ts";
 import { Backlog } from "./backlog.ts";
 import type { Progress } from "./catch-up.ts";
 import { catchUp } from "./catch-up.ts";
-import { Gen, viewOf } from "./generation.ts";
+import type { Failure } from "./failures.ts";
+import { ApplyFailures } from "./failures.ts";
+import type { Gen } from "./generation.ts";
+import type { ConsumerLag } from "./generations.ts";
+import { Generations } from "./generations.ts";
+import { Ticks } from "./ticks.ts";
+import { RemovalTrims } from "./trims.ts";
 
 export interface RunnerOptions {
   /** apply at least this often while events arrive */
@@ -56,44 +60,17 @@ export interface RunnerOptions {
   applier?: Applier;
 }
 
-/** A failing consumer batch is logged again at most this often (a slow one too). */
-const LOG_EVERY_MS = 60_000;
-/** A batch that takes this long is said in the log, with where its time went. */
-const SLOW_BATCH_MS = 2000;
-
-export interface ConsumerLag {
-  name: string;
-  /** events committed and not yet applied */
-  events: number;
-  /** age of the oldest of them */
-  seconds: number;
-  /** serial up to which the entries are on disk */
-  watermark: number;
-  /** batches applied since start, and the last one's duration */
-  batches: number;
-  lastApplyMs: number;
-}
-
 export class ConsumerRunner {
-  private open: Gen;
-  private readonly sealed: Gen[] = [];
+  private readonly gens: Generations;
   private flushing: Promise<void> | null = null;
   /** a flush was asked for while one was in flight */
   private again = false;
-  /** removal records up to this seq are trimmed (or asked to be) */
-  private trimmedThrough = 0;
-  private timer: ReturnType<typeof setInterval> | undefined;
-  private idleTimer: ReturnType<typeof setTimeout> | undefined;
-  private lastCommitAt = 0;
+  private readonly trims: RemovalTrims;
+  private readonly ticks: Ticks;
   private batches = 0;
   private lastApplyMs = 0;
   private diskSerial = 0;
-  /** why the last batch failed, while the consumers cannot apply (a full disk); else undefined */
-  failure: { reason: string; full: boolean; since: number } | undefined;
-  /** free space of derived/ when a batch failed for lack of room, to know when to try again */
-  private readonly room: FullState;
-  /** batches that failed to apply since start */
-  failedBatches = 0;
+  private readonly failures: ApplyFailures;
   private readonly log: (line: string) => void;
   private applier: Applier;
   /** the bound on what waits for the consumers, and the writer's waits at it */
@@ -102,8 +79,6 @@ export class ConsumerRunner {
   released = false;
   /** the process stops: nothing more is applied (closing) */
   private stopping = false;
-  private readonly slowLog = new Throttle(LOG_EVERY_MS);
-  private readonly failureLog = new Throttle(LOG_EVERY_MS);
 
   constructor(
     private readonly store: Store,
@@ -111,9 +86,16 @@ export class ConsumerRunner {
     private readonly o: RunnerOptions,
   ) {
     this.log = o.log ?? console.log;
-    this.room = new FullState(join(store.path, DERIVED_DIR));
+    this.ticks = new Ticks(
+      o.intervalMs,
+      o.idleMs ?? 0,
+      () => void this.flush(),
+      () => this.flushSoon(),
+    );
+    this.failures = new ApplyFailures(join(store.path, DERIVED_DIR), this.log, o.logError ?? this.log);
     store.logRemovals = consumers.length > 0;
-    this.open = new Gen(1, consumers, store.lastSerial, store.lastRemoval);
+    this.trims = new RemovalTrims(store);
+    this.gens = new Generations(store, consumers, store.lastSerial, store.lastRemoval);
     this.applier = o.applier ?? new InThreadApplier(store, consumers);
     this.backlogBound = new Backlog({ maxEvents: o.maxEvents, maxBytes: o.maxBytes }, () => ({
       events: this.waitingEvents(),
@@ -121,29 +103,26 @@ export class ConsumerRunner {
     }));
   }
 
-  /**
-   * Drops the removal records every consumer has passed: through the log's writer when the
-   * process has one (trimBy), so that one writer writes the log; else in a transaction here.
-   */
-  private trim: (through: number) => Promise<unknown> = (through) =>
-    this.store.env.transaction(() => trimRemovals(this.store.removals, through));
+  /** why the last batch failed, while the consumers cannot apply (a full disk); else undefined */
+  get failure(): Failure | undefined {
+    return this.failures.current;
+  }
 
-  /** Has `task` (the writer's) write the log's trims. */
+  /** batches that failed to apply since start */
+  get failedBatches(): number {
+    return this.failures.count;
+  }
+
+  /** Has `task` (the writer's) write the log's trims (trims.ts). */
   trimBy(task: (run: (s: Store) => unknown) => Promise<unknown>): void {
-    this.trim = (through) => task((s) => trimRemovals(s.removals, through));
+    this.trims.by(task);
   }
 
   /** What readers of consumer `c` see beyond a snapshot of its entries. */
   tail<V>(c: Consumer<unknown, V>): Tail<V> {
     const i = this.consumers.indexOf(c as Consumer);
     return {
-      views: (w: Watermark | undefined) => {
-        const out: V[] = [];
-        for (const g of this.sealed)
-          if (!w || g.n > w.gen) out.push(viewOf(this.store, this.consumers, g, i) as V);
-        if (!w || this.open.n > w.gen) out.push(viewOf(this.store, this.consumers, this.open, i) as V);
-        return out;
-      },
+      views: (w: Watermark | undefined) => this.gens.viewsAfter(i, w) as V[],
     };
   }
 
@@ -153,9 +132,9 @@ export class ConsumerRunner {
    */
   catchUp(progress?: Progress, batch = 10_000, until?: HighWater): void {
     const { gen, high } = catchUp(this.store, this.consumers, this.log, progress, batch, until);
-    this.trimmedThrough = high.removal;
+    this.trims.trimmed(high.removal);
     this.diskSerial = high.serial;
-    this.open = new Gen(gen + 1, this.consumers, high.serial, high.removal);
+    this.gens.restart(gen, high.serial, high.removal);
   }
 
   /**
@@ -167,31 +146,21 @@ export class ConsumerRunner {
     // None here (a data command beside the relay, which applies what it commits), or another
     // process applies them now: keep nothing.
     if (this.consumers.length === 0 || this.released) return;
-    const g = this.open;
+    const g = this.gens.open;
     if (high) g.reaches(high);
     if (stored.length === 0 && removed.length === 0) return;
-    for (const c of this.consumers) {
-      if (!c.hear) continue;
-      for (const x of stored) c.hear(x.event, x.serial, 1);
-      for (const r of removed) c.hear(r.event, r.serial, -1);
-    }
     g.take(this.consumers, stored, removed);
-    this.lastCommitAt = performance.now();
+    const now = performance.now();
+    this.ticks.lastCommitAt = now;
     const bound = this.backlogBound;
-    bound.committed(stored.length, this.flushing !== null, this.lastCommitAt);
-    if (g.weight >= this.batchWeight() || g.live >= bound.batchEvents() || g.bytes >= bound.batchBytes())
+    bound.committed(stored.length, this.flushing !== null, now);
+    // A batch is sealed by weight (events and their tags): every entry a batch writes may dirty
+    // a page of its own, and LMDB keeps the most pages one transaction dirtied for reuse, never
+    // giving them back: batches of 10,000 events held ~100 MB of them (heaptrack:
+    // mdb_page_malloc) once a run of contact lists (85 tags each) had passed through.
+    if (g.weight >= this.o.batch || g.live >= bound.batchEvents() || g.bytes >= bound.batchBytes())
       this.flushSoon();
-    else this.armIdle();
-  }
-
-  /**
-   * A batch's weight (events and their tags). Why by weight: every entry a batch writes may
-   * dirty a page of its own, and LMDB keeps the most pages one transaction dirtied for reuse,
-   * never giving them back: batches of 10,000 events held ~100 MB of them (heaptrack:
-   * mdb_page_malloc) once a run of contact lists (85 tags each) had passed through.
-   */
-  private batchWeight(): number {
-    return this.o.batch;
+    else this.ticks.armIdle();
   }
 
   /**
@@ -207,24 +176,8 @@ export class ConsumerRunner {
     this.backlogBound.wake(this.failure !== undefined);
   }
 
-  /** Applies the open batch once writes pause for `idleMs` (checked, not re-armed per commit). */
-  private armIdle(): void {
-    const idle = this.o.idleMs ?? 0;
-    if (idle <= 0 || this.idleTimer || !this.timer) return;
-    const check = () => {
-      const quiet = performance.now() - this.lastCommitAt;
-      if (quiet < idle) {
-        this.idleTimer = setTimeout(check, idle - quiet);
-        return;
-      }
-      this.idleTimer = undefined;
-      this.flushSoon();
-    };
-    this.idleTimer = setTimeout(check, idle);
-  }
-
   start(): void {
-    this.timer ??= setInterval(() => void this.flush(), this.o.intervalMs);
+    this.ticks.start();
   }
 
   /** Applies the open batch now, or as soon as the batch in flight is on disk. */
@@ -237,15 +190,10 @@ export class ConsumerRunner {
   flush(): Promise<void> {
     if (this.flushing) return this.flushing;
     if (this.stopping) return Promise.resolve();
-    if (!this.open.empty) {
-      this.sealed.push(this.open);
-      const prev = this.open;
-      this.open = new Gen(prev.n + 1, this.consumers, prev.maxSerial, prev.maxSeq);
-    }
-    const g = this.sealed[0];
+    const g = this.gens.seal();
     if (!g) return Promise.resolve();
     // No room in derived/: wait for more free space (or RETRY_MS) instead of failing each tick.
-    if (this.failure?.full && !this.room.shouldTry()) return Promise.resolve();
+    if (this.failures.waitForRoom()) return Promise.resolve();
     this.flushing = this.applyGen(g).finally(() => {
       this.flushing = null;
       // A full batch or a pause in writes that came meanwhile goes on at once while the runner
@@ -257,7 +205,7 @@ export class ConsumerRunner {
       bound.pressedMeanwhile = false;
       this.again = false;
       this.wakeWriters();
-      if (again && (this.timer || bound.waited) && this.sealed[0] !== g) void this.flush();
+      if (again && (this.ticks.running || bound.waited) && this.gens.oldest() !== g) void this.flush();
     });
     return this.flushing;
   }
@@ -276,33 +224,21 @@ export class ConsumerRunner {
       // find this generation neither on disk nor among the views (seen as a REQ one event
       // short). Bun delivers the worker's reply before a due timer, so that turn does come.
       this.store.derived.resetReadTxn();
-      this.sealed.shift();
-      if (this.failure) {
-        const seconds = Math.round((Date.now() - this.failure.since) / 1000);
-        this.log(
-          `consumers: applying again after ${seconds} s of failures, ${this.waitingEvents()} events to catch up`,
-        );
-        this.failure = undefined;
-        this.room.cleared();
-      }
+      this.gens.applied();
+      this.failures.applied(this.waitingEvents());
       this.diskSerial = g.maxSerial;
       this.batches++;
       this.lastApplyMs = performance.now() - started;
-      if (this.lastApplyMs >= SLOW_BATCH_MS) this.slowBatch(g.live);
-      // Every consumer has passed these removal records: drop them (a write on the log, so only
-      // when there are some; otherwise it would delay the writer's next batch).
-      const through = g.maxSeq;
-      // (Not while the process stops: the writer is draining, and the next start trims them.)
-      if (through > this.trimmedThrough && !this.stopping) {
-        this.trimmedThrough = through;
-        void this.trim(through).catch((e: unknown) => commitCause(e));
-      }
+      this.failures.slow(g.live, this.lastApplyMs, this.applier.lastTook);
+      // Every consumer has passed these removal records: drop them (not while the process
+      // stops: the writer is draining, and the next start trims them).
+      if (!this.stopping) this.trims.passed(g.maxSeq);
     } catch (e) {
       // The batch stays sealed and is tried again at the next tick, before anything newer: a
       // full disk stops the consumers, and they catch up once there is room.
       const cause = await commitCause(e);
       const full = (cause as { full?: string }).full ?? fullReason(cause, join(this.store.path, DERIVED_DIR));
-      this.failing(full ?? cause.message, full !== undefined, g.live);
+      this.failures.failed(full ?? cause.message, full !== undefined, g.live, this.waitingEvents());
       // Writers waiting for room refuse their events now instead of waiting on a full disk.
       this.wakeWriters();
       if (this.applier.broken) {
@@ -314,67 +250,29 @@ export class ConsumerRunner {
     }
   }
 
-  /**
-   * A batch that held the writer for seconds (the backlog is bounded, so OKs wait on it): said
-   * with where its time went, at most once a minute.
-   */
-  private slowBatch(events: number): void {
-    if (!this.slowLog.due()) return;
-    const steps = Object.entries(this.applier.lastTook ?? {})
-      .filter(([, ms]) => ms >= 100)
-      .sort((a, b) => b[1] - a[1])
-      .map(([step, ms]) => `${step} ${Math.round(ms)} ms`);
-    this.log(
-      `consumers: a batch of ${events} events took ${Math.round(this.lastApplyMs)} ms${steps.length ? ` (${steps.join(", ")})` : ""}`,
-    );
-  }
-
-  /** A batch failed: say so at once, then at most once a minute while it goes on failing. */
-  private failing(reason: string, full: boolean, events: number): void {
-    const now = Date.now();
-    const was = this.failure;
-    this.failure = { reason, full, since: was?.since ?? now };
-    if (full) this.room.failed(reason, now);
-    this.failedBatches++;
-    if (!was) this.failureLog.reset();
-    if (!this.failureLog.due(now)) return;
-    const what = full ? `storage full: ${reason}` : reason;
-    (this.o.logError ?? this.log)(
-      was
-        ? `consumers: still failing since ${new Date(was.since).toISOString()}, ${this.waitingEvents()} events waiting: ${what}`
-        : `consumers: could not apply a batch of ${events} events, trying again: ${what}`,
-    );
-  }
-
   /** Events committed and not yet applied. */
   waitingEvents(): number {
-    let n = this.open.live;
-    for (const g of this.sealed) n += g.live;
-    return n;
+    return this.gens.events();
   }
 
-  /** Where the consumers' thread's time went since start (ms by step), if they have a thread. */
-  threadTimings(): Readonly<Record<string, number>> | undefined {
-    return this.applier.took;
-  }
-
-  /** The consumers' thread's JavaScript heap as of its last batch, if they have a thread. */
-  threadHeap(): { size: number; capacity: number } | undefined {
-    return this.applier.heap;
+  /**
+   * The consumers' thread, if they have one: where its time went since start (ms by step), its
+   * JavaScript heap as of its last batch.
+   */
+  get thread(): Pick<Applier, "took" | "heap"> {
+    return this.applier;
   }
 
   /** Bytes of stored JSON the generations waiting hold. */
   waitingBytes(): number {
-    let n = this.open.bytes;
-    for (const g of this.sealed) n += g.bytes;
-    return n;
+    return this.gens.bytes();
   }
 
   /** Applies everything committed so far. */
   async settle(): Promise<void> {
     for (let tries = 0; tries < 100; tries++) {
       await this.flush();
-      if (this.sealed.length === 0 && this.open.empty) return;
+      if (this.gens.empty) return;
     }
   }
 
@@ -387,15 +285,8 @@ export class ConsumerRunner {
    */
   closing(): void {
     this.stopping = true;
-    this.stopTimers();
+    this.ticks.stop();
     this.backlogBound.close();
-  }
-
-  private stopTimers(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    clearTimeout(this.idleTimer);
-    this.idleTimer = undefined;
   }
 
   /**
@@ -404,7 +295,7 @@ export class ConsumerRunner {
    * catch up from their watermarks at the next start.
    */
   async stop(settle = true): Promise<void> {
-    this.stopTimers();
+    this.ticks.stop();
     if (settle) await this.settle();
     else {
       this.stopping = true;
@@ -423,8 +314,7 @@ export class ConsumerRunner {
     if (this.released) return;
     await this.stop();
     this.released = true;
-    this.sealed.length = 0;
-    this.open = new Gen(this.open.n + 1, this.consumers, this.open.maxSerial, this.open.maxSeq);
+    this.gens.dropAll();
     // In the same turn: no reader may find the generations gone and the log not yet read.
     readFromLog();
     this.wakeWriters();
@@ -444,21 +334,10 @@ export class ConsumerRunner {
   }
 
   lag(): ConsumerLag[] {
-    const gens = [...this.sealed, this.open];
-    let events = 0;
-    let first = 0;
-    for (const g of gens) {
-      events += g.live;
-      if (g.firstAt > 0 && (first === 0 || g.firstAt < first)) first = g.firstAt;
-    }
-    const seconds = events > 0 && first > 0 ? (performance.now() - first) / 1000 : 0;
-    return this.consumers.map((c) => ({
-      name: c.name,
-      events,
-      seconds,
+    return this.gens.lag({
       watermark: this.diskSerial,
       batches: this.batches,
       lastApplyMs: this.lastApplyMs,
-    }));
+    });
   }
 }

@@ -14,8 +14,8 @@ import type { WalkReply, WalkRequest } from "../search/remote.ts";
 import { runWalk, walkReply } from "../search/remote.ts";
 import type { StoreOptions } from "../store/store.ts";
 import { closeStore, DERIVED_DIR, openStore } from "../store/store.ts";
-import type { Applied, GenPayload } from "./apply.ts";
-import { addTime, applyGeneration, type Timings } from "./apply.ts";
+import { addTime, applyGeneration } from "./apply.ts";
+import type { Applied, FromConsumers, GenPayload, Timings, ToConsumers } from "./messages.ts";
 import { consumersByName } from "./registry.ts";
 
 guardCommitRejections();
@@ -47,25 +47,38 @@ async function walk(id: number, r: WalkRequest): Promise<void> {
   } finally {
     c.release();
   }
-  parentPort?.postMessage({ walk: id, reply }, [
+  send({ type: "walked", id, reply }, [
     reply.serial.buffer,
     reply.time.buffer,
     reply.score.buffer,
-  ] as never);
+  ] as ArrayBuffer[]);
 }
 
-parentPort?.on("message", async (g: GenPayload | { close: true } | { walk: number; req: WalkRequest }) => {
-  if ("walk" in g) {
-    await walk(g.walk, g.req);
-    return;
+function send(m: FromConsumers, transfer?: ArrayBuffer[]): void {
+  parentPort?.postMessage(m, transfer as never);
+}
+
+parentPort?.on("message", async (m: ToConsumers) => {
+  switch (m.type) {
+    case "walk":
+      await walk(m.id, m.req);
+      return;
+    case "close":
+      // Closed here, not by the thread's teardown: lmdb-js shares one environment between the
+      // threads of a process, and the main thread closes it right after.
+      await closeStore(store);
+      send({ type: "closed" });
+      return;
+    case "apply":
+      send({ type: "applied", applied: await apply(m.gen) });
+      return;
+    default:
+      m satisfies never;
   }
-  if ("close" in g) {
-    // Closed here, not by the thread's teardown: lmdb-js shares one environment between the
-    // threads of a process, and the main thread closes it right after.
-    await closeStore(store);
-    parentPort?.postMessage({ closed: true });
-    return;
-  }
+});
+
+/** Applies one generation here; a failure (a full disk) goes back for the runner to retry. */
+async function apply(g: GenPayload): Promise<Applied> {
   const took: Timings = {};
   let reply: Applied = { n: g.n, took };
   try {
@@ -80,8 +93,8 @@ parentPort?.on("message", async (g: GenPayload | { close: true } | { walk: numbe
   addTime(took, "gc", t);
   const h = heapStats();
   reply.heap = { size: h.heapSize, capacity: h.heapCapacity };
-  parentPort?.postMessage(reply);
-});
+  return reply;
+}
 
 let sinceCollect = 0;
 

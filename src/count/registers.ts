@@ -70,6 +70,24 @@ function putEntry(out: Buffer, at: number, rv: number, n: number): number {
   return at;
 }
 
+/** The entry readEntry read last: its register value and its events (module scope: no allocation per entry). */
+let entryRv = 0;
+let entryN = 0;
+
+/** Reads the (register value, events varint) entry at `at` into entryRv/entryN; returns where the next one starts. */
+function readEntry(b: Uint8Array, at: number): number {
+  entryRv = (b[at]! << 6) | b[at + 1]!;
+  let k = at + 2;
+  let n = 0;
+  for (let mul = 1; ; mul *= 128) {
+    const c = b[k++]!;
+    n += (c & 0x7f) * mul;
+    if (c < 0x80) break;
+  }
+  entryN = n;
+  return k;
+}
+
 /**
  * A stored record (or none) with a batch's deltas added, entry by entry in one pass over both
  * (a record's entries are in order; `deltas` is (register value, events) pairs in register
@@ -96,13 +114,9 @@ export function mergeSorted(
     let rv = Number.MAX_SAFE_INTEGER;
     let n = 0;
     if (i < end) {
-      rv = (b![i]! << 6) | b![i + 1]!;
-      let k = i + 2;
-      for (let mul = 1; ; mul *= 128) {
-        const c = b![k++]!;
-        n += (c & 0x7f) * mul;
-        if (c < 0x80) break;
-      }
+      const k = readEntry(b!, i);
+      rv = entryRv;
+      n = entryN;
       if (j < deltas.length && deltas[j]! < rv) {
         if (deltas[j + 1]! > 0) at = putEntry(out, at, deltas[j]!, deltas[j + 1]!);
         j += 2;
@@ -134,15 +148,8 @@ export function decodeRecord(v: Uint8Array): HllRecord {
   const held = new Map<number, number>();
   let at = HEAD;
   while (at < b.length) {
-    const rv = (b[at]! << 6) | b[at + 1]!;
-    at += 2;
-    let n = 0;
-    for (let mul = 1; ; mul *= 128) {
-      const c = b[at++]!;
-      n += (c & 0x7f) * mul;
-      if (c < 0x80) break;
-    }
-    held.set(rv, n);
+    at = readEntry(b, at);
+    held.set(entryRv, entryN);
   }
   return { count: b.readUIntBE(0, 6), expiring: b.readUInt32BE(6), held };
 }

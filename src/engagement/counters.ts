@@ -31,14 +31,6 @@ import {
 /** Bumped when what is counted changes, so stores counted the old way are counted again. */
 export const COUNTERS_VERSION = 2;
 
-/** Told about kind-1 notes as they are committed or removed, and about their new totals. */
-export interface NoteListener {
-  added(id: string, createdAt: number, serial: number): void;
-  removed(id: string): void;
-  /** its counts changed; read them with note() when they are needed */
-  touched(id: string): void;
-}
-
 /** What one event contributes. */
 export interface Contribution {
   engages: Engagement[];
@@ -89,7 +81,6 @@ export class EngagementCounters implements Consumer<Contribution, Deltas> {
   readonly notes: BinDb;
   readonly pubkeys: BinDb;
   readonly relays: BinDb;
-  listener: NoteListener | undefined;
   /** set by the runner that feeds this consumer */
   tail: Tail<Deltas> = noTail;
 
@@ -113,18 +104,6 @@ export class EngagementCounters implements Consumer<Contribution, Deltas> {
 
   view(v: Deltas, d: Prepared<Contribution>, sign: 1 | -1, removal: boolean): void {
     addTo(v, d.p, removal ? -sign : sign);
-  }
-
-  /** The trending window hears of kind-1 notes and of the notes whose counts move. */
-  hear(e: NostrEvent, serial: number, effect: 1 | -1): void {
-    const l = this.listener;
-    if (!l) return;
-    if (e.kind === 1) {
-      if (effect > 0) l.added(e.id, e.created_at, serial);
-      else l.removed(e.id);
-    }
-    // No read here: this runs for every committed event, on the relay's main thread.
-    for (const g of engagements(e)) l.touched(g.id);
   }
 
   /** Each event's contribution is summed per key as it is added; each key is written once. */
@@ -180,8 +159,8 @@ export class EngagementCounters implements Consumer<Contribution, Deltas> {
   }
 
   /**
-   * Tells the listener about what was committed since it last heard (views are built when a
-   * reader first asks for them).
+   * Brings the views up to what was committed since the last read (they are built when a reader
+   * first asks for them).
    */
   refresh(): void {
     this.views();

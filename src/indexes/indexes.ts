@@ -13,8 +13,8 @@ import type { NostrEvent } from "../nostr/event.ts";
 import type { Batch, Consumer, Prepared, Tail } from "../store/consumer.ts";
 import { noTail, readSnapshot, readWatermark } from "../store/consumer.ts";
 import { INDEXES } from "../store/index-db.ts";
-import { Arena, readU64, serialKey, TAIL } from "../store/keys.ts";
-import { removalsAfter } from "../store/removals.ts";
+import { Arena, TAIL } from "../store/keys.ts";
+import { readPast } from "../store/past-watermark.ts";
 import { forEachIndexEntry } from "../store/store.ts";
 import type { BinDb, Store } from "../store/types.ts";
 import type { IndexSnapshot, TailIndex, TailPart } from "./tail.ts";
@@ -117,13 +117,16 @@ function fromLog(s: Store): IndexSnapshot {
   const w = readWatermark(s, INDEXES);
   const through = w?.serial ?? 0;
   const tail = newTail();
-  for (const { key, value } of s.eventsText.getRange({ start: serialKey(through + 1) })) {
-    const json = value as string;
-    viewTail(tail, readU64(key as Buffer, 0), tailPart(JSON.parse(json) as NostrEvent, json), 1, false);
-  }
-  if (w)
-    for (const r of removalsAfter(s.removals, w.removal))
-      if (r.serial <= through) viewTail(tail, r.serial, tailPart(r.event, r.json), 1, true);
+  // No watermark: nothing is in the entries, and removed events are gone from the log.
+  readPast(
+    s,
+    { serial: through, seq: w?.removal ?? 0 },
+    {
+      added: (serial, json) =>
+        viewTail(tail, serial, tailPart(JSON.parse(json) as NostrEvent, json), 1, false),
+      removed: w ? (r) => viewTail(tail, r.serial, tailPart(r.event, r.json), 1, true) : undefined,
+    },
+  );
   return { w, through, views: [tail] };
 }
 

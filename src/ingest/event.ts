@@ -9,7 +9,7 @@ import { storedJsonOf } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { checkEventShape, expirationOf } from "../nostr/event.ts";
 import { isEphemeral } from "../nostr/kinds.ts";
-import type { ToWrite } from "../store/writer.ts";
+import type { ToWrite } from "../store/batch.ts";
 import type { Verifiable } from "../verify/batch.ts";
 import type { VerifyResult } from "../verify/verify.ts";
 import { verifyEvent } from "../verify/verify.ts";

@@ -9,12 +9,12 @@
 import type { Config } from "../config/schema.ts";
 import { log } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
+import { FULL } from "../store/batch.ts";
 import { readWatermark } from "../store/consumer.ts";
 import { diskUse } from "../store/disk-use.ts";
 import { INDEXES } from "../store/index-db.ts";
 import type { Store } from "../store/types.ts";
 import type { Writer } from "../store/writer.ts";
-import { FULL } from "../store/writer.ts";
 import type { Reject } from "../wire/reasons.ts";
 import { error } from "../wire/reasons.ts";
 import { Budget, budgetSettings, mib } from "./budget.ts";

@@ -148,10 +148,22 @@ function clusterMetrics(x: Exposition, st: ClusterStatus): void {
 
 export function renderMetrics(ctx: RelayContext): string {
   const x = new Exposition();
+  trafficMetrics(x, ctx);
+  writerMetrics(x, ctx);
+  verifyMetrics(x, ctx);
+  readMetrics(x, ctx);
+  consumerMetrics(x, ctx);
+  ingestMetrics(x, ctx);
+  fullMetrics(x, ctx);
+  if (ctx.retention) retentionMetrics(x, ctx, ctx.retention);
+  if (ctx.cluster) clusterMetrics(x, ctx.cluster.status);
+  processMetrics(x, ctx);
+  return x.text();
+}
+
+/** Connections, frames, and events accepted and refused. */
+function trafficMetrics(x: Exposition, ctx: RelayContext): void {
   const c = ctx.counters;
-  const w = ctx.writer;
-  let queued = 0;
-  for (const conn of ctx.conns) queued += conn.ws.getBufferedAmount();
   x.metric("relay_connections", "gauge", "Open WebSocket connections.", [[{}, ctx.conns.size]]);
   handoverMetrics(x, ctx);
   x.metric(
@@ -187,6 +199,11 @@ export function renderMetrics(ctx: RelayContext): string {
     "WebSocket connections refused, by reason.",
     byLabel(c.connectionsRefused, "reason"),
   );
+}
+
+/** The log and its writer. */
+function writerMetrics(x: Exposition, ctx: RelayContext): void {
+  const w = ctx.writer;
   x.metric("relay_stored_events", "gauge", "Events in the store.", [
     [{}, (ctx.store.events.getStats() as { entryCount: number }).entryCount],
   ]);
@@ -197,6 +214,10 @@ export function renderMetrics(ctx: RelayContext): string {
   x.metric("relay_writer_commit_seconds", "gauge", "Duration of the last commit.", [
     [{}, w.lastCommitMs / 1000],
   ]);
+}
+
+/** Signature verification. */
+function verifyMetrics(x: Exposition, ctx: RelayContext): void {
   x.metric("relay_verify_backend", "gauge", "Signature verification backend in use.", [
     [{ backend: ctx.verifyPool.backend.name }, 1],
   ]);
@@ -213,6 +234,11 @@ export function renderMetrics(ctx: RelayContext): string {
   x.metric("relay_verify_pending", "gauge", "Events waiting for verification.", [
     [{}, ctx.verifyPool.pending],
   ]);
+}
+
+/** Stored queries, search, live subscriptions. */
+function readMetrics(x: Exposition, ctx: RelayContext): void {
+  const c = ctx.counters;
   x.metric(
     "relay_queries_total",
     "counter",
@@ -253,10 +279,16 @@ export function renderMetrics(ctx: RelayContext): string {
     ],
   );
   x.metric("relay_live_subscriptions", "gauge", "Open subscriptions.", [[{}, ctx.live.size]]);
+  let queued = 0;
+  for (const conn of ctx.conns) queued += conn.ws.getBufferedAmount();
   x.metric("relay_outbound_queued_bytes", "gauge", "Bytes queued to clients.", [[{}, queued]]);
   x.metric("relay_expiring_events", "gauge", "Stored events with an expiration time.", [
     [{}, ctx.expiration.pending],
   ]);
+}
+
+/** The derived indexes: their lag, the backlog's bound and pace, the consumers' thread. */
+function consumerMetrics(x: Exposition, ctx: RelayContext): void {
   const lag = ctx.consumers.runner.lag();
   const byConsumer = (f: (l: (typeof lag)[number]) => number): [Labels, number][] =>
     lag.map((l) => [{ consumer: l.name }, f(l)]);
@@ -330,7 +362,7 @@ export function renderMetrics(ctx: RelayContext): string {
   x.metric("relay_writer_paced_seconds_total", "counter", "Time the writer spent in those waits.", [
     [{}, runner.backlogBound.pace.delayedMs / 1000],
   ]);
-  const took = runner.threadTimings();
+  const took = runner.thread.took;
   if (took)
     x.metric(
       "relay_consumer_thread_seconds_total",
@@ -338,6 +370,10 @@ export function renderMetrics(ctx: RelayContext): string {
       "Time the consumers' thread spent, by step: reading and parsing the log, each index's adding of events and writing of its batch, the commit, collections.",
       Object.entries(took).map(([step, ms]) => [{ step }, ms / 1000]),
     );
+}
+
+/** EVENTs read and not yet answered, and the connections paused for them. */
+function ingestMetrics(x: Exposition, ctx: RelayContext): void {
   const pending = ctx.pending;
   x.metric("relay_ingest_pending_events", "gauge", "EVENTs read from clients and not yet answered.", [
     [{}, pending.events],
@@ -352,6 +388,12 @@ export function renderMetrics(ctx: RelayContext): string {
   x.metric("relay_ingest_pauses_total", "counter", "Times a connection was paused for that.", [
     [{}, pending.pauses],
   ]);
+}
+
+/** Storage full, for the log and the derived indexes. */
+function fullMetrics(x: Exposition, ctx: RelayContext): void {
+  const w = ctx.writer;
+  const runner = ctx.consumers.runner;
   const full = w.full;
   const failure = runner.failure;
   x.metric(
@@ -387,8 +429,11 @@ export function renderMetrics(ctx: RelayContext): string {
     "Batches of the derived indexes that failed to apply since start (each is tried again).",
     [[{}, runner.failedBatches]],
   );
-  if (ctx.retention) retentionMetrics(x, ctx, ctx.retention);
-  if (ctx.cluster) clusterMetrics(x, ctx.cluster.status);
+}
+
+/** Memory and uptime. */
+function processMetrics(x: Exposition, ctx: RelayContext): void {
+  const runner = ctx.consumers.runner;
   x.metric("process_resident_memory_bytes", "gauge", "Resident set size.", [[{}, process.memoryUsage.rss()]]);
   const heap = heapStats();
   const parts = memoryParts(heap);
@@ -409,7 +454,7 @@ export function renderMetrics(ctx: RelayContext): string {
       "Bytes allocated and not freed, by allocator (allocated is not always resident): runtime (every thread's JavaScript heap, strings, buffers), libc (native modules: LMDB's page copies of write transactions).",
       allocated,
     );
-  const threadHeap = runner.threadHeap();
+  const threadHeap = runner.thread.heap;
   const heaps: [Labels, { size: number; capacity: number }][] = [
     [{ thread: "main" }, { size: heap.heapSize, capacity: heap.heapCapacity }],
   ];
@@ -430,5 +475,4 @@ export function renderMetrics(ctx: RelayContext): string {
   x.metric("process_uptime_seconds", "gauge", "Seconds since start.", [
     [{}, (Date.now() - ctx.startedAt) / 1000],
   ]);
-  return x.text();
 }

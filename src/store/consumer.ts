@@ -65,12 +65,6 @@ export interface Consumer<P = unknown, V = unknown, Q = P> {
    * by an earlier version that kept them otherwise), so they are adopted instead of rebuilt.
    */
   adopt?(s: Store): boolean;
-  /**
-   * Told of every event as it is committed (effect 1) and as it is removed (effect -1), on the
-   * relay's thread, before any batch is applied: for a listener that must hear of each one (the
-   * API's trending window). Views are built only when a reader asks; this is not a view.
-   */
-  hear?(e: NostrEvent, serial: number, effect: 1 | -1): void;
   /** An empty view of a batch not yet applied. */
   newView(): V;
   /**

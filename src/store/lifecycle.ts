@@ -11,6 +11,7 @@ import { blocked } from "../wire/reasons.ts";
 import { readWatermark } from "./consumer.ts";
 import { entriesOf, INDEXES } from "./index-db.ts";
 import { hexBytes, readReplaceable, readU64, replaceableKey, serialKey, tagPrefix } from "./keys.ts";
+import { readPast } from "./past-watermark.ts";
 import { readEvent, removeEvent } from "./store.ts";
 import type { Store } from "./types.ts";
 
@@ -136,10 +137,10 @@ export function applyVanish(s: Store, req: NostrEvent): number {
  */
 function collectTail(s: Store, into: Set<number>, wanted: (e: NostrEvent) => boolean): void {
   const through = readWatermark(s, INDEXES)?.serial ?? s.lastSerial;
-  for (const { key, value } of s.events.getRange({ start: serialKey(through + 1) })) {
-    const e = JSON.parse((value as Buffer).toString("utf8")) as NostrEvent;
-    if (wanted(e)) into.add(readU64(key as Buffer, 0));
-  }
+  const added = (serial: number, json: string): void => {
+    if (wanted(JSON.parse(json) as NostrEvent)) into.add(serial);
+  };
+  readPast(s, { serial: through, seq: 0 }, { added });
 }
 
 /** Removes every stored event of a pubkey (a NIP-86 ban). Returns how many were removed. */

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { Database, RootDatabase } from "lmdb";
 import { open } from "lmdb";
 import { chooseMapSize, writeMapSize } from "../lmdb/map-size.ts";
+import type { OpenGate } from "../lmdb/open-gate.ts";
 import { openGate, shareGateInWrites } from "../lmdb/open-gate.ts";
 import { DerivedRoom } from "../lmdb/room.ts";
 import { bootId, markSynced, markUnsynced, mayBeTorn, removeEnvironment } from "../lmdb/unsynced.ts";
@@ -142,48 +143,11 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
     mapSize,
     noReadAhead,
   };
-  // The log's commits leave their meta page to the next sync (MDB_NOMETASYNC, log-sync.ts): a
-  // commit is visible, and goes to live subscribers, after one sync instead of two (~1.3 ms
-  // instead of ~2.0 at the median here), and what acknowledges a write waits for `syncLog`.
-  // The derived environment keeps LMDB's default: nothing but the consumers waits on its
-  // commits, and the log rebuilds it.
-  // Each opening waits for the other processes' commits in flight and holds their next ones
-  // (open-gate.ts: an opening can lose a commit made meanwhile).
   const gate = openGate(path);
-  const env = gate.whileOpening(() => open({ path, ...options, noMetaSync: true } as never) as RootDatabase);
-  shareGateInWrites(env, gate);
-  // The relay writes the derived environment through a writable memory map (MDB_WRITEMAP): a
-  // write transaction changes pages in the page cache, where otherwise LMDB copies every page
-  // it changes into the C heap first and keeps the copies for the next transaction. A consumer
-  // batch changes most pages of the random-keyed trees (at a million events ~190 MiB of copies,
-  // the largest part of the relay's anonymous memory); with the map they are file pages, which
-  // the kernel writes back and reclaims like any other. A write transaction starts only where
-  // the filesystem has room for it then (room.ts). The log keeps LMDB's copies: its
-  // transactions are small.
-  // Written through the map, its commits are not synced either, where this boot of the machine
-  // can be told apart from the next (lmdb/unsynced.ts): the log rebuilds it, and a process that
-  // dies loses none of its pages. Whoever opens it after the machine went down in the middle of
-  // such writes removes it, and the consumers rebuild it.
+  const env = openLog(path, options, gate);
   const derivedDir = join(path, DERIVED_DIR);
   const writeMap = o.writeMap === true;
-  const boot = bootId();
-  const unsynced = writeMap && boot !== undefined;
-  let torn = false;
-  const derived = gate.whileOpening(() => {
-    if (mayBeTorn(derivedDir, boot)) {
-      removeEnvironment(derivedDir);
-      torn = true;
-    }
-    const env = open({
-      path: derivedDir,
-      ...options,
-      ...(writeMap ? { useWritemap: true, mapSize: writeMapSize(derivedDir, mapSize) } : {}),
-      ...(unsynced ? { noSync: true } : {}),
-    } as never) as RootDatabase;
-    if (unsynced) markUnsynced(derivedDir, boot);
-    return env;
-  });
-  shareGateInWrites(derived, gate);
+  const { derived, unsynced, torn } = openDerived(derivedDir, options, gate, writeMap);
   dropMoved(env);
   dropOldIndexes(derived);
   const db = (name: string): BinDb => env.openDB({ name, keyEncoding: "binary", encoding: "binary" });
@@ -230,6 +194,70 @@ export function openStore(path: string, o: StoreOptions = {}): Store {
   s.lastSerial = high.serial;
   s.lastRemoval = high.removal;
   return s;
+}
+
+type EnvOptions = {
+  maxDbs: number;
+  compression: boolean;
+  noSubdir: boolean;
+  mapSize: number;
+  noReadAhead: boolean;
+};
+
+/**
+ * The log's commits leave their meta page to the next sync (MDB_NOMETASYNC, log-sync.ts): a
+ * commit is visible, and goes to live subscribers, after one sync instead of two (~1.3 ms
+ * instead of ~2.0 at the median here), and what acknowledges a write waits for `syncLog`.
+ * The derived environment keeps LMDB's default: nothing but the consumers waits on its
+ * commits, and the log rebuilds it.
+ * Each opening waits for the other processes' commits in flight and holds their next ones
+ * (open-gate.ts: an opening can lose a commit made meanwhile).
+ */
+function openLog(path: string, options: EnvOptions, gate: OpenGate): RootDatabase {
+  const env = gate.whileOpening(() => open({ path, ...options, noMetaSync: true } as never) as RootDatabase);
+  shareGateInWrites(env, gate);
+  return env;
+}
+
+/**
+ * The relay writes the derived environment through a writable memory map (MDB_WRITEMAP): a
+ * write transaction changes pages in the page cache, where otherwise LMDB copies every page
+ * it changes into the C heap first and keeps the copies for the next transaction. A consumer
+ * batch changes most pages of the random-keyed trees (at a million events ~190 MiB of copies,
+ * the largest part of the relay's anonymous memory); with the map they are file pages, which
+ * the kernel writes back and reclaims like any other. A write transaction starts only where
+ * the filesystem has room for it then (room.ts). The log keeps LMDB's copies: its
+ * transactions are small.
+ * Written through the map, its commits are not synced either, where this boot of the machine
+ * can be told apart from the next (lmdb/unsynced.ts): the log rebuilds it, and a process that
+ * dies loses none of its pages. Whoever opens it after the machine went down in the middle of
+ * such writes removes it, and the consumers rebuild it.
+ */
+function openDerived(
+  derivedDir: string,
+  options: EnvOptions,
+  gate: OpenGate,
+  writeMap: boolean,
+): { derived: RootDatabase; unsynced: boolean; torn: boolean } {
+  const boot = bootId();
+  const unsynced = writeMap && boot !== undefined;
+  let torn = false;
+  const derived = gate.whileOpening(() => {
+    if (mayBeTorn(derivedDir, boot)) {
+      removeEnvironment(derivedDir);
+      torn = true;
+    }
+    const env = open({
+      path: derivedDir,
+      ...options,
+      ...(writeMap ? { useWritemap: true, mapSize: writeMapSize(derivedDir, options.mapSize) } : {}),
+      ...(unsynced ? { noSync: true } : {}),
+    } as never) as RootDatabase;
+    if (unsynced) markUnsynced(derivedDir, boot);
+    return env;
+  });
+  shareGateInWrites(derived, gate);
+  return { derived, unsynced, torn };
 }
 
 /** The derived environment's directory inside the data directory. */

@@ -5,11 +5,11 @@ import { join } from "node:path";
 import { unsignedNote } from "../../test/fixtures/stored-events.ts";
 import { storedJson } from "../nostr/canonical.ts";
 import type { NostrEvent } from "../nostr/event.ts";
+import type { Committed } from "./batch.ts";
 import { serialKey } from "./keys.ts";
 import { removeBySerial } from "./lifecycle.ts";
 import { readHighWater, writeTxn } from "./serials.ts";
 import { closeStore, openStore } from "./store.ts";
-import type { Committed } from "./writer.ts";
 import { Writer } from "./writer.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "writer-"));

@@ -6,7 +6,7 @@ import { createReadStream, statSync } from "node:fs";
 import type { Config } from "../../config/schema.ts";
 import { storedJson } from "../../nostr/canonical.ts";
 import { isEphemeral } from "../../nostr/kinds.ts";
-import type { WriteOutcome } from "../../store/writer.ts";
+import type { WriteOutcome } from "../../store/batch.ts";
 import { isReject, reasonText } from "../../wire/reasons.ts";
 import { UsageError } from "../args.ts";
 import { commandArgs } from "../command-args.ts";
