@@ -1,6 +1,6 @@
 // Builds the explorer's client (src/explorer/client/app.ts) into src/explorer/bundle.js:
 // `bun scripts/explorer-bundle.ts`. The bundle is committed, so the server embeds it with a text
-// import and `bun build --compile` needs no browser build step; test/explorer-http.test.ts fails
+// import and `bun build --compile` needs no browser build step; test/explorer/http.test.ts fails
 // when the committed file differs from a fresh build.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";

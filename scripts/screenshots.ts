@@ -1,13 +1,13 @@
 // Screenshots of the explorer for docs/explorer.md: `bun scripts/screenshots.ts [--timing]`.
-// Starts a relay on a temporary directory, seeds it (test/explorer-seed.ts), and writes
+// Starts a relay on a temporary directory, seeds it (test/explorer/seed.ts), and writes
 // docs/explorer-desktop.png, docs/explorer-phone.png, docs/explorer-profile.png,
 // docs/explorer-thread.png and docs/explorer-trending.png with headless chromium. --timing also loads the page 15 times cold (new browser profile) and 15 times warm
 // (files cached) and prints the medians given in docs/explorer.md.
 import { join } from "node:path";
 import { npubEncode } from "nostr-tools/nip19";
 import type { Browser } from "playwright-core";
-import { launchChromium } from "../test/explorer-browser.ts";
-import { seed } from "../test/explorer-seed.ts";
+import { launchChromium } from "../test/explorer/browser.ts";
+import { seed } from "../test/explorer/seed.ts";
 import { startTestRelay } from "../test/harness.ts";
 
 const DOCS = join(import.meta.dir, "..", "docs");

@@ -316,6 +316,11 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
     },
     stop() {
       stopping ??= (async () => {
+        // First: from now on the writer no longer waits for the derived indexes and they apply
+        // nothing new, so what the steps below let through (the EVENTs already read, their
+        // verification) is committed to the log and left to the next start, whatever they take.
+        // (Last, it let a short burst apply whole while the verify threads closed.)
+        runner.closing();
         clearInterval(poll);
         for (const t of timers) clearInterval(t);
         ctx.plugin?.close();
@@ -330,8 +335,7 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
         await cluster?.stop();
         await pruner.stop();
         // What the writer still holds is committed without waiting for the consumers; they
-        // finish the batches in flight and catch up on the rest at the next start.
-        runner.closing();
+        // finish the batch in flight and catch up on the rest at the next start.
         await writer.drain();
         await runner.stop(false);
         // Durable now: a machine that goes down from here on has nothing to rebuild.

@@ -4,6 +4,7 @@
 // watermark. Every event answered OK true is served after the restart, by REQ, COUNT and search.
 import { expect, test } from "bun:test";
 import { getPublicKey } from "nostr-tools/pure";
+import type { NostrEvent } from "../src/nostr/event.ts";
 import { readWatermark } from "../src/store/consumer.ts";
 import { currentHighWater } from "../src/store/serials.ts";
 import { closeStore, openStore } from "../src/store/store.ts";
@@ -27,28 +28,47 @@ const serve = (dir: string) =>
     "--consumers.maxBatch",
     "1000000",
     "--consumers.maxBacklog",
-    "600",
+    "300",
     "--writer.maxBatch",
     "32",
   ]);
 
-test("SIGTERM mid-burst exits at once, leaves the backlog to the next start, and loses nothing OK'd", async () => {
+/**
+ * Publishes the whole burst at once and sends SIGTERM once a quarter of it is answered. Returns
+ * the data directory and what the client saw: the OKs before the signal and after the exit.
+ */
+async function burstThenStop(
+  events: NostrEvent[],
+): Promise<{ dir: string; before: number; okd: Set<string>; took: number }> {
   const dir = tempDir("stop-in-burst-");
+  const relay = await serve(dir);
+  const c = await RawClient.connect(relay.url);
+  for (const e of events) c.send(["EVENT", e]);
+  const oks = () => c.frames.filter((f) => f[0] === "OK").length;
+  await until("a quarter of the burst answered", () => oks() >= EVENTS / 4);
+  const before = oks();
+  const asked = performance.now();
+  await stop(relay);
+  const took = performance.now() - asked;
+  const okd = new Set(c.frames.filter((f) => f[0] === "OK" && f[2] === true).map((f) => f[1] as string));
+  return { dir, before, okd, took };
+}
+
+test("SIGTERM mid-burst exits at once, leaves the backlog to the next start, and loses nothing OK'd", async () => {
   const sk = newKey();
   const pubkey = getPublicKey(sk);
   const events = Array.from({ length: EVENTS }, (_, i) =>
     signed(sk, { content: `burst word${i % 7} ${i}`, created_at: 1_700_000_000 + i }),
   );
-
-  const relay = await serve(dir);
-  const c = await RawClient.connect(relay.url);
-  for (const e of events) c.send(["EVENT", e]);
-  await until("half the burst answered", () => c.frames.filter((f) => f[0] === "OK").length >= EVENTS / 2);
-  const asked = performance.now();
-  await stop(relay);
-  const took = performance.now() - asked;
-  const okd = new Set(c.frames.filter((f) => f[0] === "OK" && f[2] === true).map((f) => f[1] as string));
-  expect(okd.size).toBeGreaterThanOrEqual(EVENTS / 2);
+  // The signal must land mid-burst. OKs wait for their batch's sync, in order, so one slow sync
+  // holds every OK behind it while commits go on: a client can see a few hundred answers, then
+  // the whole burst at once (seen: 535 for 300 ms, then 3,000), and a signal sent then finds the
+  // burst over and applied. Such a run says nothing about a stop mid-burst: it is run again.
+  let run = await burstThenStop(events);
+  for (let tries = 1; run.before === EVENTS && tries < 5; tries++) run = await burstThenStop(events);
+  const { dir, okd, took } = run;
+  expect(run.before).toBeLessThan(EVENTS);
+  expect(okd.size).toBeGreaterThanOrEqual(EVENTS / 4);
   expect(took).toBeLessThan(10_000);
 
   // What the writer committed after the consumers' last batch is left to the next start: the

@@ -276,7 +276,7 @@ export class ThreadApplier implements Applier {
       });
       this.send({ type: "close" });
       // A thread that does not answer is ended anyway. (Bun's terminate() of a thread in the
-      // middle of a write transaction has been seen not to end it, test/consumers-resend:
+      // middle of a write transaction has been seen not to end it, test/consumers/resend:
       // the close asked for first is what lets a batch in progress finish.)
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([closed, new Promise((r) => (timer = setTimeout(r, CLOSE_WAIT_MS)))]);

@@ -3,7 +3,7 @@
 // relay's (src/engagement/engagement.ts, documented in docs/api.md "Counting"): that module reads
 // invoices with light-bolt11-decoder, a CommonJS package that would bring its own copy of
 // @scure/base into the bundle (16 kB), so the invoice amount is read here with the copy the page
-// already has. test/explorer-tally.test.ts runs both over the same events and invoices.
+// already has. test/explorer/tally.test.ts runs both over the same events and invoices.
 import { bech32 } from "@scure/base";
 import { eTags, replyTargets } from "../nostr/nip10.ts";
 import type { NostrEvent } from "../relay/socket.ts";

@@ -1,6 +1,6 @@
 // NIP-10 in the explorer: which note a kind-1 reply answers (its parent, for the thread view) and
 // which notes it counts as a reply to (for counts tallied without the API). The counting rule is
-// the relay's own (replyTargets in src/engagement/engagement.ts); test/explorer-tally.test.ts
+// the relay's own (replyTargets in src/engagement/engagement.ts); test/explorer/tally.test.ts
 // checks that both agree, since the server module cannot be bundled (see counts/tally.ts).
 import type { NostrEvent } from "../../../nostr/event.ts";
 

@@ -3,13 +3,13 @@
 // that do not, and that carry a valid checksum around random data; and NIP-10 parents.
 import { describe, expect, test } from "bun:test";
 import { bech32 } from "@scure/base";
-import { engagements, invoiceMsats } from "../src/engagement/engagement.ts";
+import { engagements, invoiceMsats } from "../../src/engagement/engagement.ts";
 import {
   engagements as pageEngagements,
   invoiceMsats as pageMsats,
-} from "../src/explorer/client/counts/tally.ts";
-import { replyRefs } from "../src/explorer/client/nostr/nip10.ts";
-import type { NostrEvent } from "../src/nostr/event.ts";
+} from "../../src/explorer/client/counts/tally.ts";
+import { replyRefs } from "../../src/explorer/client/nostr/nip10.ts";
+import type { NostrEvent } from "../../src/nostr/event.ts";
 
 // BOLT-11 examples (lightning/bolts 11-payment-encoding.md).
 const SPEC = [

@@ -2,7 +2,7 @@
 // many notes in the order asked (zap sats from the invoices), zeros for notes without
 // engagement, 100 ids in one URL, the refusals, and 404 with the API off.
 import { describe, expect, test } from "bun:test";
-import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
+import { newKey, RawClient, signed, startTestRelay } from "../harness.ts";
 
 // BOLT-11 examples (lightning/bolts 11-payment-encoding.md): 250,000 and 967,878.534 sats.
 const U2500 =

@@ -6,6 +6,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { npubEncode } from "nostr-tools/nip19";
 import type { Browser, BrowserContext } from "playwright-core";
+import { newKey, RawClient, signed, startTestRelay } from "../harness.ts";
 import {
   browserForFile,
   isRefusedResource,
@@ -14,9 +15,8 @@ import {
   type ShownCounts,
   shownCounts,
   type WatchedPage,
-} from "./explorer-browser.ts";
-import { type Seeded, seed } from "./explorer-seed.ts";
-import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
+} from "./browser.ts";
+import { type Seeded, seed } from "./seed.ts";
 
 // BOLT-11 example (lightning/bolts 11-payment-encoding.md): 20m = 2,000,000 sats.
 const M20 =

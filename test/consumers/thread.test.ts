@@ -4,16 +4,16 @@
 // that very turn of the event loop, whose read transaction was opened before the thread
 // committed, still finds every event: on disk or among the views, never in neither.
 import { expect, test } from "bun:test";
-import { loadConfig } from "../src/config/load.ts";
-import { openConsumers } from "../src/consumers/registry.ts";
-import type { QueryOptions } from "../src/indexes/query.ts";
-import { countQuery, runQuery } from "../src/indexes/query.ts";
-import { storedJson } from "../src/nostr/canonical.ts";
-import { readWatermark } from "../src/store/consumer.ts";
-import { INDEXES } from "../src/store/index-db.ts";
-import { closeStore, openStore } from "../src/store/store.ts";
-import { Writer } from "../src/store/writer.ts";
-import { cleanup, newKey, now, signed, tempDir } from "./harness.ts";
+import { loadConfig } from "../../src/config/load.ts";
+import { openConsumers } from "../../src/consumers/registry.ts";
+import type { QueryOptions } from "../../src/indexes/query.ts";
+import { countQuery, runQuery } from "../../src/indexes/query.ts";
+import { storedJson } from "../../src/nostr/canonical.ts";
+import { readWatermark } from "../../src/store/consumer.ts";
+import { INDEXES } from "../../src/store/index-db.ts";
+import { closeStore, openStore } from "../../src/store/store.ts";
+import { Writer } from "../../src/store/writer.ts";
+import { cleanup, newKey, now, signed, tempDir } from "../harness.ts";
 
 // Batches are applied only when the test flushes.
 const configFor = (data: string) =>

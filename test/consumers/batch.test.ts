@@ -3,18 +3,18 @@
 // stay, and the search consumer sees the same removals. And the one-time restore of entries an
 // earlier version (which deferred index puts to a second commit) may have lost.
 import { afterEach, expect, test } from "bun:test";
-import { loadConfig } from "../src/config/load.ts";
-import type { Consumers } from "../src/consumers/registry.ts";
-import { openConsumers } from "../src/consumers/registry.ts";
-import { storedJson } from "../src/nostr/canonical.ts";
-import type { NostrEvent } from "../src/nostr/event.ts";
-import { hasEntry } from "../src/store/index-db.ts";
-import { hexBytes } from "../src/store/keys.ts";
-import { closeStore, EMPTY, indexEntries, openStore } from "../src/store/store.ts";
-import type { Store } from "../src/store/types.ts";
-import type { WriterOptions } from "../src/store/writer.ts";
-import { Writer } from "../src/store/writer.ts";
-import { tempDir } from "./harness.ts";
+import { loadConfig } from "../../src/config/load.ts";
+import type { Consumers } from "../../src/consumers/registry.ts";
+import { openConsumers } from "../../src/consumers/registry.ts";
+import { storedJson } from "../../src/nostr/canonical.ts";
+import type { NostrEvent } from "../../src/nostr/event.ts";
+import { hasEntry } from "../../src/store/index-db.ts";
+import { hexBytes } from "../../src/store/keys.ts";
+import { closeStore, EMPTY, indexEntries, openStore } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/types.ts";
+import type { WriterOptions } from "../../src/store/writer.ts";
+import { Writer } from "../../src/store/writer.ts";
+import { tempDir } from "../harness.ts";
 
 const stores: Store[] = [];
 afterEach(async () => {

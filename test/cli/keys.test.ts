@@ -3,7 +3,7 @@
 import { describe, expect, test } from "bun:test";
 import { accountFromSeedWords, validateWords } from "nostr-tools/nip06";
 import { getPublicKey } from "nostr-tools/pure";
-import { cliSync } from "./procs.ts";
+import { cliSync } from "../procs.ts";
 
 const relay = (...args: string[]) => cliSync(args);
 

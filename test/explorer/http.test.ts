@@ -3,12 +3,12 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { BUNDLE_PATH, buildExplorerBundle } from "../scripts/explorer-bundle.ts";
-import type { RelayContext } from "../src/context.ts";
-import { readStats } from "../src/explorer/stats.ts";
-import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
+import { BUNDLE_PATH, buildExplorerBundle } from "../../scripts/explorer-bundle.ts";
+import type { RelayContext } from "../../src/context.ts";
+import { readStats } from "../../src/explorer/stats.ts";
+import { newKey, RawClient, signed, startTestRelay } from "../harness.ts";
 
-const ROOT = join(import.meta.dir, "..");
+const ROOT = join(import.meta.dir, "..", "..");
 
 const relay = startTestRelay({
   "info.name": "Harbour <b>&</b> relay",

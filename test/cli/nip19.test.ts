@@ -1,7 +1,7 @@
 // `relay nip19` run as a real process, checked against the examples published in NIP-19, with the
 // exact exit codes and messages a script would see on bad input.
 import { describe, expect, test } from "bun:test";
-import { cliSync } from "./procs.ts";
+import { cliSync } from "../procs.ts";
 
 const relay = (...args: string[]) => cliSync(args);
 

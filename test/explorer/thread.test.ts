@@ -6,9 +6,9 @@
 import { describe, expect, test } from "bun:test";
 import { noteEncode } from "nostr-tools/nip19";
 import type { Browser, BrowserContext } from "playwright-core";
-import { browserForFile, openPage, shownCounts, type WatchedPage } from "./explorer-browser.ts";
-import { type Seeded, seed } from "./explorer-seed.ts";
-import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
+import { newKey, RawClient, signed, startTestRelay } from "../harness.ts";
+import { browserForFile, openPage, shownCounts, type WatchedPage } from "./browser.ts";
+import { type Seeded, seed } from "./seed.ts";
 
 let browser: Browser;
 let context: BrowserContext;

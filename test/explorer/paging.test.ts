@@ -5,9 +5,9 @@
 import { describe, expect, test } from "bun:test";
 import { npubEncode } from "nostr-tools/nip19";
 import type { BrowserContext } from "playwright-core";
-import { browserForFile, openPage, type WatchedPage } from "./explorer-browser.ts";
-import { type PagesSeeded, seedPages } from "./explorer-seed.ts";
-import { startTestRelay } from "./harness.ts";
+import { startTestRelay } from "../harness.ts";
+import { browserForFile, openPage, type WatchedPage } from "./browser.ts";
+import { type PagesSeeded, seedPages } from "./seed.ts";
 
 let context: BrowserContext;
 let data: PagesSeeded;

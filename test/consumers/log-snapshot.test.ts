@@ -5,14 +5,14 @@
 // reading takes a fresh snapshot every so often and drops it once done, before the batches
 // write; every event must still be read.
 import { expect, test } from "bun:test";
-import { applyGeneration } from "../src/consumers/apply.ts";
-import type { GenPayload } from "../src/consumers/messages.ts";
-import { storedJson } from "../src/nostr/canonical.ts";
-import type { NostrEvent } from "../src/nostr/event.ts";
-import type { Consumer } from "../src/store/consumer.ts";
-import { closeStore, openStore } from "../src/store/store.ts";
-import { Writer } from "../src/store/writer.ts";
-import { cleanup, newKey, now, signed, tempDir } from "./harness.ts";
+import { applyGeneration } from "../../src/consumers/apply.ts";
+import type { GenPayload } from "../../src/consumers/messages.ts";
+import { storedJson } from "../../src/nostr/canonical.ts";
+import type { NostrEvent } from "../../src/nostr/event.ts";
+import type { Consumer } from "../../src/store/consumer.ts";
+import { closeStore, openStore } from "../../src/store/store.ts";
+import { Writer } from "../../src/store/writer.ts";
+import { cleanup, newKey, now, signed, tempDir } from "../harness.ts";
 
 /** This process's reader slots in the log's lock file that pin a snapshot (txnid not "-"). */
 function pinned(list: string): string[] {

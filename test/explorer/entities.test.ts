@@ -9,8 +9,8 @@ import {
   pubkeyOf,
   relayHref,
   routeOf,
-} from "../src/explorer/client/nostr/entities.ts";
-import { cliSync } from "./procs.ts";
+} from "../../src/explorer/client/nostr/entities.ts";
+import { cliSync } from "../procs.ts";
 
 // From NIP-19's own examples.
 const NPUB = "npub10elfcs4fr0l0r8af98jlmgdh9c8tcxjvz9qkw038js35mp4dma8qzvjptg";

@@ -3,17 +3,17 @@
 // what the naive matcher finds, in (created_at, arrival) order, each event once.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
-import { countByKind, scanOldestFirst, storedId, timeBounds } from "../src/indexes/scan.ts";
-import { storedJson } from "../src/nostr/canonical.ts";
-import type { NostrEvent } from "../src/nostr/event.ts";
-import type { Filter } from "../src/nostr/filter.ts";
-import { matchFilter } from "../src/nostr/filter.ts";
-import { removeBySerial } from "../src/store/lifecycle.ts";
-import { writeTxn } from "../src/store/serials.ts";
-import { closeStore, openStore } from "../src/store/store.ts";
-import type { Store } from "../src/store/types.ts";
-import { Writer } from "../src/store/writer.ts";
-import { tempDir } from "./harness.ts";
+import { countByKind, scanOldestFirst, storedId, timeBounds } from "../../src/indexes/scan.ts";
+import { storedJson } from "../../src/nostr/canonical.ts";
+import type { NostrEvent } from "../../src/nostr/event.ts";
+import type { Filter } from "../../src/nostr/filter.ts";
+import { matchFilter } from "../../src/nostr/filter.ts";
+import { removeBySerial } from "../../src/store/lifecycle.ts";
+import { writeTxn } from "../../src/store/serials.ts";
+import { closeStore, openStore } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/types.ts";
+import { Writer } from "../../src/store/writer.ts";
+import { tempDir } from "../harness.ts";
 
 const sk = (i: number): Uint8Array => new Bun.CryptoHasher("sha256").update(`scan key ${i}`).digest();
 const pk = (i: number): string => getPublicKey(sk(i));

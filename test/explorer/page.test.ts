@@ -5,10 +5,10 @@ import { describe, expect, test } from "bun:test";
 import { naddrEncode, neventEncode, noteEncode, nprofileEncode, npubEncode } from "nostr-tools/nip19";
 import { finalizeEvent, generateSecretKey, getPublicKey } from "nostr-tools/pure";
 import type { Browser, BrowserContext } from "playwright-core";
-import { nrelayEncode } from "../src/explorer/client/nostr/entities.ts";
-import { browserForFile, listIds as ids, openPage, type WatchedPage } from "./explorer-browser.ts";
-import { type Seeded, seed } from "./explorer-seed.ts";
-import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
+import { nrelayEncode } from "../../src/explorer/client/nostr/entities.ts";
+import { newKey, now, RawClient, signed, startTestRelay } from "../harness.ts";
+import { browserForFile, listIds as ids, openPage, type WatchedPage } from "./browser.ts";
+import { type Seeded, seed } from "./seed.ts";
 
 const OPERATOR = getPublicKey(generateSecretKey());
 

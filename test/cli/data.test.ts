@@ -5,18 +5,18 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { finalizeEvent, getPublicKey } from "nostr-tools/pure";
-import type { Summary as ImportSummary } from "../src/cli/data/import.ts";
-import { storedJson } from "../src/nostr/canonical.ts";
-import type { NostrEvent } from "../src/nostr/event.ts";
-import { isAddressable, isReplaceable } from "../src/nostr/kinds.ts";
-import { hasEntry } from "../src/store/index-db.ts";
-import { readU64, replaceableKey, serialKey, tagPrefix } from "../src/store/keys.ts";
-import { closeStore, indexEntries, openStore } from "../src/store/store.ts";
-import { RawClient, startTestRelay, tempDir } from "./harness.ts";
-import { cliSync } from "./procs.ts";
+import type { Summary as ImportSummary } from "../../src/cli/data/import.ts";
+import { storedJson } from "../../src/nostr/canonical.ts";
+import type { NostrEvent } from "../../src/nostr/event.ts";
+import { isAddressable, isReplaceable } from "../../src/nostr/kinds.ts";
+import { hasEntry } from "../../src/store/index-db.ts";
+import { readU64, replaceableKey, serialKey, tagPrefix } from "../../src/store/keys.ts";
+import { closeStore, indexEntries, openStore } from "../../src/store/store.ts";
+import { RawClient, startTestRelay, tempDir } from "../harness.ts";
+import { cliSync } from "../procs.ts";
 
-const ROOT = new URL("..", import.meta.url).pathname;
-const FIXTURE = new URL("../../shared/fixtures/strfry-export-2896.jsonl", import.meta.url).pathname;
+const ROOT = new URL("../..", import.meta.url).pathname;
+const FIXTURE = new URL("../../../shared/fixtures/strfry-export-2896.jsonl", import.meta.url).pathname;
 const HAVE_FIXTURE = existsSync(FIXTURE);
 
 const withFixture = (name: string): string =>

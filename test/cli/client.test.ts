@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { nsecEncode } from "nostr-tools/nip19";
 import { getPublicKey } from "nostr-tools/pure";
-import { newKey, now, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
-import { cli, spawnCli, until } from "./procs.ts";
+import { newKey, now, RawClient, signed, startTestRelay, tempDir } from "../harness.ts";
+import { cli, spawnCli, until } from "../procs.ts";
 
 const SLOW = 20_000;
 

@@ -9,21 +9,21 @@
 // of an LMDB write transaction does not always end it (seen: the thread neither exits nor
 // answers), so ending one while it works would not test this deterministically.
 import { expect, test } from "bun:test";
-import { loadConfig } from "../src/config/load.ts";
-import { applyGeneration, ThreadApplier } from "../src/consumers/apply.ts";
-import type { GenPayload } from "../src/consumers/messages.ts";
-import type { Consumers } from "../src/consumers/registry.ts";
-import { openConsumers } from "../src/consumers/registry.ts";
-import type { EngagementCounters } from "../src/engagement/counters.ts";
-import { runQuery } from "../src/indexes/query.ts";
-import { storedJson } from "../src/nostr/canonical.ts";
-import type { NostrEvent } from "../src/nostr/event.ts";
-import { readWatermark } from "../src/store/consumer.ts";
-import { closeStore, openStore } from "../src/store/store.ts";
-import type { Store } from "../src/store/types.ts";
-import { Writer } from "../src/store/writer.ts";
-import { cleanup, newKey, now, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
-import { until } from "./procs.ts";
+import { loadConfig } from "../../src/config/load.ts";
+import { applyGeneration, ThreadApplier } from "../../src/consumers/apply.ts";
+import type { GenPayload } from "../../src/consumers/messages.ts";
+import type { Consumers } from "../../src/consumers/registry.ts";
+import { openConsumers } from "../../src/consumers/registry.ts";
+import type { EngagementCounters } from "../../src/engagement/counters.ts";
+import { runQuery } from "../../src/indexes/query.ts";
+import { storedJson } from "../../src/nostr/canonical.ts";
+import type { NostrEvent } from "../../src/nostr/event.ts";
+import { readWatermark } from "../../src/store/consumer.ts";
+import { closeStore, openStore } from "../../src/store/store.ts";
+import type { Store } from "../../src/store/types.ts";
+import { Writer } from "../../src/store/writer.ts";
+import { cleanup, newKey, now, RawClient, signed, startTestRelay, tempDir } from "../harness.ts";
+import { until } from "../procs.ts";
 
 /** A note and three likes of it, stored; the consumers have applied none of them. */
 async function stored(label: string) {

@@ -4,7 +4,7 @@
 // (`counts`), zap sats from the BOLT-11 spec's invoices. seedPages adds 120 notes for paging.
 import type { NostrEvent } from "nostr-tools/pure";
 import { finalizeEvent, generateSecretKey, getPublicKey } from "nostr-tools/pure";
-import { RawClient } from "./harness.ts";
+import { RawClient } from "../harness.ts";
 
 export interface Author {
   sk: Uint8Array;

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { stopWhenQueueEmpty } from "./accept-queue.ts";
+import { stopWhenQueueEmpty } from "../../src/server/accept-queue.ts";
 
 // Connections the kernel queued while the event loop was blocked are accepted before the
 // listener closes (closed at once, the kernel would reset them).

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { bytesToHex } from "@noble/hashes/utils.js";
 import { noteEncode, npubEncode, nsecEncode } from "nostr-tools/nip19";
 import { getPublicKey } from "nostr-tools/pure";
-import { newKey, RawClient, signed, startTestRelay, tempDir } from "./harness.ts";
-import { cli } from "./procs.ts";
+import { newKey, RawClient, signed, startTestRelay, tempDir } from "../harness.ts";
+import { cli } from "../procs.ts";
 
 // Real servers and processes on a shared 2-core machine: wait generously, never on a clock.
 setDefaultTimeout(60_000);

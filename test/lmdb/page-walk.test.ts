@@ -16,7 +16,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { open, type RootDatabase } from "lmdb";
-import { type FilePages, type TreePages, walkEnvironment, walkFile } from "./page-walk.ts";
+import { type FilePages, type TreePages, walkEnvironment, walkFile } from "../../src/lmdb/page-walk.ts";
 
 const root = mkdtempSync(join(tmpdir(), "page-walk-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

@@ -8,11 +8,11 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Event } from "nostr-tools/pure";
 import { getEventHash } from "nostr-tools/pure";
-import { diskUse } from "../src/store/disk-use.ts";
-import { closeStore, openStore } from "../src/store/store.ts";
-import { checked } from "./crash-check.ts";
-import { now, tempDir } from "./harness.ts";
-import { cli } from "./procs.ts";
+import { diskUse } from "../../src/store/disk-use.ts";
+import { closeStore, openStore } from "../../src/store/store.ts";
+import { checked } from "../crash-check.ts";
+import { now, tempDir } from "../harness.ts";
+import { cli } from "../procs.ts";
 
 const A = "a".repeat(64);
 const B = "b".repeat(64);
