@@ -116,6 +116,7 @@ async function connect(url: string) {
     ws.onerror = () => rej(new Error(`cannot connect to ${url}`));
   });
   const oks = new Map<string, (ok: [boolean, string]) => void>();
+  const closed: string[] = [];
   const subs = new Map<
     string,
     { events: { id: string; kind: number }[]; done: (e: { id: string; kind: number }[]) => void }
@@ -127,8 +128,11 @@ async function connect(url: string) {
       oks.delete(f[1] as string);
     } else if (f[0] === "EVENT") subs.get(f[1] as string)?.events.push(f[2] as { id: string; kind: number });
     else if (f[0] === "EOSE" || f[0] === "CLOSED") {
+      if (f[0] === "CLOSED") closed.push(String(f[2]));
       const s = subs.get(f[1] as string);
       subs.delete(f[1] as string);
+      // Stored events only: the subscription is not kept open for live ones.
+      if (f[0] === "EOSE") ws.send(JSON.stringify(["CLOSE", f[1]]));
       s?.done(s.events);
     }
   };
@@ -148,6 +152,8 @@ async function connect(url: string) {
       });
     },
     close: () => ws.close(),
+    /** CLOSED reasons the relay gave */
+    closed,
   };
 }
 
@@ -279,6 +285,8 @@ async function main(): Promise<void> {
           failed: probeFailed,
         },
         kind0Served: profile.length === 1,
+        newestReturned: newest.length,
+        closed: [...new Set(probe.closed)].slice(0, 5),
         newest200Served: `${newestServed}/${Math.min(200, stored.length)}`,
         relayExit: exit,
       },
