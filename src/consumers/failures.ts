@@ -7,7 +7,7 @@ import { Throttle } from "../log.ts";
 /** A failing consumer batch is logged again at most this often (a slow one too). */
 const LOG_EVERY_MS = 60_000;
 /** A batch that takes this long is said in the log, with where its time went. */
-export const SLOW_BATCH_MS = 2000;
+const SLOW_BATCH_MS = 2000;
 
 export interface Failure {
   reason: string;

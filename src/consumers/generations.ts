@@ -71,28 +71,32 @@ export class Generations {
   /** Consumer `i`'s views of the generations past watermark `w` (all of them without one). */
   viewsAfter(i: number, w: Watermark | undefined): unknown[] {
     const out: unknown[] = [];
-    for (const g of this.all()) if (!w || g.n > w.gen) out.push(viewOf(this.store, this.consumers, g, i));
+    this.each((g) => {
+      if (!w || g.n > w.gen) out.push(viewOf(this.store, this.consumers, g, i));
+    });
     return out;
   }
 
-  /** Events committed and not yet applied. */
+  /** Events committed and not yet applied (asked before every writer batch: plain loops). */
   events(): number {
-    let n = 0;
-    for (const g of this.all()) n += g.live;
+    let n = this.open.live;
+    for (const g of this.sealed) n += g.live;
     return n;
   }
 
   /** Bytes of stored JSON the generations hold. */
   bytes(): number {
-    let n = 0;
-    for (const g of this.all()) n += g.bytes;
+    let n = this.open.bytes;
+    for (const g of this.sealed) n += g.bytes;
     return n;
   }
 
   /** When the oldest event waiting arrived (performance.now() ms), or 0 when none waits. */
   oldestAt(): number {
     let first = 0;
-    for (const g of this.all()) if (g.firstAt > 0 && (first === 0 || g.firstAt < first)) first = g.firstAt;
+    this.each((g) => {
+      if (g.firstAt > 0 && (first === 0 || g.firstAt < first)) first = g.firstAt;
+    });
     return first;
   }
 
@@ -104,7 +108,9 @@ export class Generations {
     return this.consumers.map((c) => ({ name: c.name, events, seconds, ...applied }));
   }
 
-  private all(): Gen[] {
-    return [...this.sealed, this.open];
+  /** The sealed generations, oldest first, then the open one. */
+  private each(f: (g: Gen) => void): void {
+    for (const g of this.sealed) f(g);
+    f(this.open);
   }
 }

@@ -85,9 +85,8 @@ export function refusedFull(batch: Pending[]): number {
  * Answers every submitter of a batch that is on disk. When its flush to disk failed
  * (`flushFailed`), what it stored is not acknowledged: those events get `error:`.
  */
-export function answer(batch: Pending[], flushFailed?: unknown, onError?: (items: number) => void): void {
+export function answer(batch: Pending[], flushFailed?: unknown): void {
   const failed = flushFailed !== undefined;
-  if (failed) onError?.(batch.length);
   const notOnDisk = error(`could not flush to disk: ${(flushFailed as Error | undefined)?.message}`);
   for (const p of batch) {
     if (p.type === "task") {
