@@ -30,6 +30,8 @@ interface Args {
   rate: number;
   window: number;
   settleS: number;
+  /** print a line every N seconds: du of each file, data in use, evicted so far */
+  timeline: number;
   relayFlags: string[];
 }
 
@@ -45,6 +47,7 @@ function parse(argv: string[]): Args {
     rate: 440,
     window: 50,
     settleS: 15,
+    timeline: 0,
     relayFlags: dash < 0 ? [] : argv.slice(dash + 1),
   };
   for (let i = 0; i < mine.length; i += 2) {
@@ -58,6 +61,7 @@ function parse(argv: string[]): Args {
     else if (k === "--rate") a.rate = Number(v);
     else if (k === "--window") a.window = Number(v);
     else if (k === "--settle") a.settleS = Number(v);
+    else if (k === "--timeline") a.timeline = Number(v);
     else throw new Error(`unknown option ${k}`);
   }
   return a;
@@ -203,6 +207,31 @@ async function main(): Promise<void> {
       peakAt = (performance.now() - t1) / 1000;
     }
   }, 250);
+  const timeline =
+    a.timeline > 0
+      ? setInterval(async () => {
+          const m = await fetch(`http://127.0.0.1:${a.port}/metrics`)
+            .then((r) => r.text())
+            .catch(() => "");
+          const v = (name: string): number => {
+            const line = m.split("\n").find((l) => l.startsWith(name));
+            return line ? Number(line.split(" ").pop()) : Number.NaN;
+          };
+          const f = (b: number): string => (b / MIB).toFixed(1);
+          console.error(
+            [
+              `t=${((performance.now() - t1) / 1000).toFixed(0)}s`,
+              `du=${f(duBytes(data))}`,
+              `log=${f(duBytes(join(data, "data.mdb")))}`,
+              `derived=${f(duBytes(join(data, "derived")))}`,
+              `inUse=${f(v("relay_disk_in_use_bytes"))}`,
+              `logUse=${f(v('relay_disk_by_file_bytes{file="data.mdb",part="in_use"}'))}`,
+              `derivedUse=${f(v('relay_disk_by_file_bytes{file="derived/data.mdb",part="in_use"}'))}`,
+              `evicted=${v('relay_events_removed_total{by="budget"}')}`,
+            ].join(" "),
+          );
+        }, a.timeline * 1000)
+      : undefined;
   const probeMs: number[] = [];
   let probeFailed = 0;
   let probing = true;
@@ -251,6 +280,7 @@ async function main(): Promise<void> {
   probing = false;
   await prober;
   clearInterval(sampler);
+  clearInterval(timeline);
   const final = duBytes(data);
 
   const profile = await probe.req({ kinds: [0] });
@@ -260,7 +290,8 @@ async function main(): Promise<void> {
   pub.close();
   probe.close();
   const exit = await relay.stop();
-  rmSync(data, { recursive: true, force: true });
+  if (!process.env.FLOOD_KEEP) rmSync(data, { recursive: true, force: true });
+  else console.error(`kept ${data}`);
   console.log(
     JSON.stringify(
       {

@@ -159,6 +159,7 @@ function startLocked(config: Config, locked: () => void, sharePort: boolean): Re
       refuse: (e) => moderation.banned(e) ?? pruner.refuse(e),
       follow: true,
       backlog: () => runner.backlog(),
+      hold: () => pruner.hold(),
     },
     (stored, removed, high) => {
       // The consumers' views first: a subscriber told of an event can search for it at once.

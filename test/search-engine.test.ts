@@ -283,6 +283,78 @@ describe("blocks", () => {
   });
 });
 
+describe("purges", () => {
+  test("a purge by sweep, a slice per batch, leaves exactly what a purge by token does, and answers stay exact meanwhile", async () => {
+    // Many small blocks (a few postings each) over a few words: a sweep spans several batches.
+    ix.blockBytes = 96;
+    ix.purgeAt = 8;
+    const words = ["swa", "swb", "swc", "swd"];
+    const rand = seeded(11);
+    const make = (n: number, tag: string) =>
+      Array.from({ length: n }, (_, i) =>
+        ev(`${tag} ${words.filter(() => rand(2) === 0).join(" ") || "swa"} sw${i % 5}`, {
+          created_at: T + 5000 + rand(50),
+        }),
+      );
+    const check = async () => {
+      for (const q of ["swa", "swb swc", "sw3", "sweepa", "sweepb swd"]) {
+        expect({ q, ids: (await ids({ search: q, limit: 5000 })).sort() }).toEqual({
+          q,
+          ids: oracle({ search: q }),
+        });
+        expect({ q, n: await count({ search: q }) }).toEqual({ q, n: oracle({ search: q }).length });
+      }
+    };
+    const postingsAll = () =>
+      [...words, "sw0", "sw1", "sw2", "sw3", "sw4"].map((w) => postingsOf(w).postings);
+    try {
+      for (const [path, when, slice] of [
+        ["sweep", Number.POSITIVE_INFINITY, 1],
+        ["token", 0, 1],
+      ] as const) {
+        ix.sweepWhen = when;
+        ix.sweepSliceBytes = slice;
+        ix.sweepChunk = 3; // three blocks a read, one read a batch: the chunk's last block waits for the next
+        let batches = 0;
+        const docs = make(300, path === "sweep" ? "sweepa" : "sweepb");
+        await put(...docs);
+        await apply();
+        const before = postingsAll();
+        const gone = docs.filter((_, i) => i % 3 === 0).slice(0, 12);
+        for (const e of gone) await remove(e);
+        await apply();
+        // The sweep reads a chunk of blocks per batch: still under way, its documents still gone.
+        expect({ path, sweeping: ix.sweeping }).toEqual({ path, sweeping: path === "sweep" });
+        await check();
+        for (let i = 0; i < 500 && ix.sweeping; i++) {
+          batches++;
+          await put(ev(`filler ${path} ${i}`, { created_at: T + 9000 + i }));
+          await apply();
+          await check();
+        }
+        expect({ path, sweeping: ix.sweeping, gone: ix.goneSerials.size }).toEqual({
+          path,
+          sweeping: false,
+          gone: 0,
+        });
+        if (path === "sweep") expect(batches).toBeGreaterThan(20);
+        // Each removed document's postings are out of every word's blocks, and only they.
+        const removedPerWord = [...words, "sw0", "sw1", "sw2", "sw3", "sw4"].map(
+          (w) => gone.filter((e) => e.content.split(" ").includes(w)).length,
+        );
+        expect(postingsAll()).toEqual(before.map((n, i) => n - removedPerWord[i]!));
+        await check();
+      }
+    } finally {
+      ix.blockBytes = BLOCK_BYTES;
+      ix.purgeAt = 4096;
+      ix.sweepWhen = 8;
+      ix.sweepSliceBytes = 8 * 2 ** 20;
+      ix.sweepChunk = undefined;
+    }
+  });
+});
+
 describe("many small blocks", () => {
   test("intersections seek across block, read-group and turn boundaries exactly", async () => {
     // A posting or two a block, a block a read: every step of a walk crosses a boundary.

@@ -1,13 +1,15 @@
 // The disk budget (store.maxDiskGb). What it counts: the pages in use in data.mdb and
-// derived/data.mdb (store/disk-use.ts: file pages less LMDB's free pages). Past the budget the
-// oldest evictable events are evicted until that is under the low-water mark; the pages they
-// free go on LMDB's free lists and later writes take them, so the files stop growing instead of
+// derived/data.mdb (store/disk-use.ts: file pages less LMDB's free pages). When that nears the
+// budget the oldest evictable events are evicted down to the low-water mark; the pages they free
+// go on LMDB's free lists and later writes take them, so the files stop growing instead of
 // shrinking. While the data is over the budget and nothing is evictable, events are refused
 // with `error: storage full: …`, as on a full disk; reads go on.
 //
-// A removal frees the log's pages at its commit and the derived indexes' pages once the
-// consumers apply it, so after each round of evictions the budget waits for the consumers
-// before it measures again: otherwise it would evict for pages already on their way back.
+// A removal frees its pages late: the log's once every consumer has applied it and its removal
+// record is trimmed, the derived indexes' once they apply it. A look at the budget counts what
+// was evicted but not yet given back (`outstanding`) as already gone, at the data's mean bytes
+// per event, so that it neither evicts twice for the same pages nor waits for them: looks every
+// quarter second then evict in step with what arrives, however fast that is.
 import type { Config } from "../config/schema.ts";
 import type { DiskUse } from "../store/disk-use.ts";
 import { diskUse } from "../store/disk-use.ts";
@@ -17,9 +19,31 @@ import { oldestEvictable } from "./due.ts";
 
 export const mib = (n: number): string => `${(n / 2 ** 20).toFixed(1)} MiB`;
 
+const MIB = 2 ** 20;
+
 /**
- * Events evicted per round at most. The next round measures again, so an estimate that is off
- * (the mean bytes per event, pages that come back late) costs at most a round; and a round's
+ * The most the data files take for a budget of `max` bytes: what the budget promises for the
+ * data directory (docs/operations.md), and what it evicts to keep.
+ */
+export const fileBound = (max: number): number => Math.floor(max * 1.25 + 16 * MIB);
+
+/**
+ * How many bytes of file a byte in use takes, until a file's growth says otherwise: LMDB writes
+ * each changed page to a free one, so a file runs at about twice its pages in use while they
+ * are rewritten (docs/operations.md, the slack).
+ */
+const FIRST_AMP = 2;
+/** the bounds of that ratio as learned */
+const MIN_AMP = 1.05;
+const MAX_AMP = 4;
+/** The data in use is never aimed below this share of the budget (past it, storage full). */
+const MIN_TARGET = 0.2;
+/** Events wait (the writer holds them) once the files are this close to their bound. */
+const HOLD_MARGIN = 2 * MIB;
+
+/**
+ * Events evicted per look at most. The next look measures again, so an estimate that is off
+ * (the mean bytes per event, pages that come back late) costs at most a look; and a look's
  * removals, with their stored JSON, are what the consumers hold and apply in one or two batches.
  */
 export const EVICT_ROUND = 4096;
@@ -29,7 +53,7 @@ export type BudgetVerdict =
   /** under it (or no budget): nothing to do */
   | { action: "none" }
   /** evict these, oldest first */
-  | { action: "evict"; events: Found[]; use: DiskUse; target: number }
+  | { action: "evict"; events: Found[]; use: DiskUse; estimate: number; target: number }
   /** over it, and nothing is evictable: refuse events for this reason */
   | { action: "full"; reason: string };
 
@@ -37,14 +61,18 @@ export interface BudgetSettings {
   /** bytes, 0 = no budget */
   max: number;
   lowWater: number;
+  /** eviction starts once the data passes this: half way from the low-water mark to the budget */
+  near: number;
   evict: Omit<EvictOptions, keyof WalkOptions>;
 }
 
 export function budgetSettings(c: Config): BudgetSettings {
   const max = Math.floor(c["store.maxDiskGb"] * 2 ** 30);
+  const lowWater = Math.floor((max * c["store.lowWaterPercent"]) / 100);
   return {
     max,
-    lowWater: Math.floor((max * c["store.lowWaterPercent"]) / 100),
+    lowWater,
+    near: Math.floor((lowWater + max) / 2),
     evict: {
       first: c["store.evictFirstKinds"],
       pinKinds: new Set(c["store.pinKinds"]),
@@ -54,13 +82,12 @@ export function budgetSettings(c: Config): BudgetSettings {
 }
 
 /**
- * How many events to evict to bring `use` down to the low-water mark: the bytes over it at the
- * data's mean bytes per stored event (an estimate: the budget measures again after each round).
+ * How many events to evict to bring `inUse` bytes down to the low-water mark, at `perEvent`
+ * bytes each (the data's mean: an estimate, the budget measures again at its next look).
  */
-export function evictionCount(use: DiskUse, lowWater: number, stored: number): number {
-  if (use.inUse <= lowWater || stored === 0) return 0;
-  const perEvent = use.inUse / stored;
-  return Math.max(1, Math.ceil((use.inUse - lowWater) / perEvent));
+export function evictionCount(inUse: number, lowWater: number, perEvent: number): number {
+  if (inUse <= lowWater || perEvent <= 0) return 0;
+  return Math.max(1, Math.ceil((inUse - lowWater) / perEvent));
 }
 
 export class Budget {
@@ -68,6 +95,14 @@ export class Budget {
   use: DiskUse | undefined;
   /** over the budget: evicting until under the low-water mark */
   evicting = false;
+  /** what the data in use is kept under now (bytes): the low-water mark, or less where the files need it */
+  target = 0;
+  /** the data in use counting outstanding evictions as gone, at the last look */
+  estimate = 0;
+  /** the files are at their bound while eviction catches up: the writer holds events */
+  holding = false;
+  /** per file: bytes of file per byte in use, learned when the file grows; its length then */
+  private readonly amp = new Map<string, { ratio: number; length: number }>();
   /**
    * what the store held when a look found nothing to evict: the same store and settings have
    * nothing either, so the walk is not repeated every second while nothing changes
@@ -76,16 +111,54 @@ export class Budget {
 
   constructor(private readonly s: Store) {}
 
-  /** Measures and decides. `stored`: events in the store now. */
-  async look(b: BudgetSettings, stored: number, o: WalkOptions): Promise<BudgetVerdict> {
+  /**
+   * The data in use the files have room for: the files' bound over the bytes of file that each
+   * byte in use takes (each file's ratio, weighted by its share of the data), never above the
+   * low-water mark. A file that grows teaches its ratio: the length it needed for what it held.
+   */
+  private aim(b: BudgetSettings, use: DiskUse): number {
+    let weighted = 0;
+    for (const f of use.files) {
+      let a = this.amp.get(f.file);
+      if (!a) {
+        a = { ratio: FIRST_AMP, length: f.fileBytes };
+        this.amp.set(f.file, a);
+      } else if (f.fileBytes > a.length) {
+        if (f.inUse >= MIB)
+          a.ratio = Math.min(MAX_AMP, Math.max(MIN_AMP, (a.ratio + f.fileBytes / f.inUse) / 2));
+        a.length = f.fileBytes;
+      }
+      weighted += a.ratio * f.inUse;
+    }
+    const ratio = use.inUse > 0 ? weighted / use.inUse : FIRST_AMP;
+    const room = (fileBound(b.max) - HOLD_MARGIN) / ratio;
+    return Math.floor(Math.max(b.max * MIN_TARGET, Math.min(b.lowWater, room)));
+  }
+
+  /**
+   * Measures and decides. `stored`: events in the store now; `outstanding`: events evicted
+   * whose pages have not all come back yet.
+   */
+  async look(b: BudgetSettings, stored: number, outstanding: number, o: WalkOptions): Promise<BudgetVerdict> {
     const use = diskUse(this.s);
     this.use = use;
     if (b.max <= 0) {
       this.evicting = false;
+      this.holding = false;
+      this.target = 0;
       return { action: "none" };
     }
-    if (use.inUse > b.max) this.evicting = true;
-    if (!this.evicting || use.inUse <= b.lowWater) {
+    const target = this.aim(b, use);
+    // Eviction starts half the band above where it stops: rounds apart when data trickles in,
+    // a round every look when it pours.
+    const near = Math.min(b.max, target + (b.max - b.lowWater) / 2);
+    const perEvent = use.inUse / Math.max(1, stored + outstanding);
+    const estimate = Math.max(0, use.inUse - outstanding * perEvent);
+    this.target = target;
+    this.estimate = estimate;
+    if (estimate > near) this.evicting = true;
+    this.holding = use.fileBytes >= fileBound(b.max) - HOLD_MARGIN && estimate > target;
+    if (!this.evicting || estimate <= target) {
       this.evicting = false;
       return { action: "none" };
     }
@@ -93,23 +166,28 @@ export class Budget {
     const events =
       state === this.emptyAt
         ? []
-        : await oldestEvictable(this.s, Math.min(EVICT_ROUND, evictionCount(use, b.lowWater, stored)), {
+        : await oldestEvictable(this.s, Math.min(EVICT_ROUND, evictionCount(estimate, target, perEvent)), {
             ...o,
             ...b.evict,
           });
     if (events.length > 0) {
       this.emptyAt = "";
-      return { action: "evict", events, use, target: b.lowWater };
+      return { action: "evict", events, use, estimate, target };
     }
     this.emptyAt = state;
-    if (use.inUse <= b.max) {
-      // Under the budget with nothing evictable: done until the data passes it again.
+    this.holding = false;
+    // Full past the budget; past less where the files leave room for less (scaled alike).
+    if (estimate <= (b.max * target) / Math.max(1, b.lowWater)) {
+      // Under the mark with nothing evictable: done until the data passes it again.
       this.evicting = false;
       return { action: "none" };
     }
     return {
       action: "full",
-      reason: `the data (${mib(use.inUse)} in use) is over the disk budget (store.maxDiskGb, ${mib(b.max)}) and nothing is left to evict`,
+      reason:
+        target < b.lowWater
+          ? `the data (${mib(use.inUse)} in use) is over what the disk budget (store.maxDiskGb, ${mib(b.max)}) leaves room for in its files (${mib(target)}) and nothing is left to evict`
+          : `the data (${mib(use.inUse)} in use) is over the disk budget (store.maxDiskGb, ${mib(b.max)}) and nothing is left to evict`,
     };
   }
 }

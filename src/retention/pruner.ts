@@ -11,7 +11,6 @@ import { log } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
 import { FULL } from "../store/batch.ts";
 import { readWatermark } from "../store/consumer.ts";
-import { diskUse } from "../store/disk-use.ts";
 import { INDEXES } from "../store/index-db.ts";
 import type { Store } from "../store/types.ts";
 import type { Writer } from "../store/writer.ts";
@@ -31,14 +30,16 @@ declare module "../context.ts" {
   }
 }
 
-/** How often the disk budget is measured (two meta pages and free lists: cheap). */
-const BUDGET_MS = 1000;
-/** Rounds of eviction in one look at most; each measures again once the consumers applied the last. */
-const MAX_ROUNDS = 20;
-/** How long a round waits for the space its removals free before measuring anyway. */
-const SETTLE_MS = 30_000;
-/** How often the data is measured while it shrinks after a round of evictions. */
-const SHRINK_MS = 500;
+/**
+ * How often the disk budget is measured (two meta pages and free lists: cheap). A flood of 20
+ * MB/s brings 5 MB between two looks, what the budget's slack allows for at its smallest.
+ */
+const BUDGET_MS = 250;
+/**
+ * Evictions the consumers have not applied after this long no longer count as on their way
+ * back: a stalled consumer must not stop the budget from evicting.
+ */
+const OUTSTANDING_MS = 30_000;
 
 type Pass = "rules" | "budget";
 
@@ -56,10 +57,12 @@ export class Pruner {
   private readonly wanted = new Set<Pass>();
   private running: Promise<void> | undefined;
   private stopped = false;
-  /** the removal seq after the last eviction: measure again once the consumers are past it */
-  private evictedThrough = 0;
+  /** evictions whose pages are not all back yet: their last removal seq, how many, when */
+  private outstanding: { seq: number; n: number; at: number }[] = [];
   /** evicted since the data last passed the budget */
   private episode = 0;
+  /** resolved after the budget's next look: what the writer awaits while it holds events */
+  private looked: { promise: Promise<void>; resolve: () => void } | undefined;
 
   constructor(
     private readonly s: Store,
@@ -86,6 +89,27 @@ export class Pruner {
     return this.full === undefined ? undefined : error(`${FULL}${this.full}`);
   }
 
+  /**
+   * The writer's hold (WriterOptions.hold): while the files are at their bound and eviction is
+   * catching up, events wait for the next look rather than the files growing.
+   */
+  hold(): Promise<void> | undefined {
+    if (!this.budget.holding || this.stopped) return undefined;
+    if (!this.looked) {
+      let resolve = (): void => {};
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.looked = { promise, resolve };
+    }
+    return this.looked.promise;
+  }
+
+  private release(): void {
+    this.looked?.resolve();
+    this.looked = undefined;
+  }
+
   start(writer: Writer): void {
     this.writer = writer;
     this.stopped = false;
@@ -99,6 +123,8 @@ export class Pruner {
   /** Stops the timers and waits for the pass in flight (before the writer drains). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.budget.holding = false;
+    this.release();
     for (const t of this.timers) clearInterval(t);
     this.timers = [];
     await this.running;
@@ -118,7 +144,10 @@ export class Pruner {
       try {
         await (p === "rules" ? this.sweepRules() : this.checkBudget());
       } catch (e) {
+        this.budget.holding = false;
         log.error(`${p === "rules" ? "retention" : "disk budget"}: pass failed`, { error: String(e) });
+      } finally {
+        if (p === "budget") this.release();
       }
     }
   }
@@ -175,83 +204,70 @@ export class Pruner {
     if (Object.keys(removed).length > 0) log.info("retention: removed events past their rules", removed);
   }
 
-  /** Measures the data; over the budget, evicts in rounds until it is under the low-water mark. */
+  /** Measures the data; near the budget, evicts down to the low-water mark. */
   private async checkBudget(): Promise<void> {
     const b = budgetSettings(this.config());
     if (b.max <= 0) {
       this.budget.evicting = false;
+      this.outstanding = [];
       this.roomAgain();
       return;
     }
-    for (let round = 0; round < MAX_ROUNDS && !this.stopped; round++) {
-      await this.settled();
-      const was = this.budget.evicting;
-      const stored = (this.s.events.getStats() as { entryCount: number }).entryCount;
-      const v = await this.budget.look(b, stored, this.walk());
-      const use = this.budget.use;
-      if (v.action === "none") {
-        if (was && this.episode > 0)
-          log.info("disk budget: under the low-water mark again", {
-            evicted: this.episode,
-            inUse: use ? mib(use.inUse) : "",
-            lowWater: mib(b.lowWater),
-          });
-        this.episode = 0;
-        this.roomAgain();
-        return;
-      }
-      if (v.action === "full") {
-        if (this.full === undefined)
-          log.error("disk budget: over it with nothing left to evict, events refused", { reason: v.reason });
-        this.full = v.reason;
-        return;
-      }
-      this.roomAgain();
-      if (!was)
-        log.info("disk budget: over it, evicting the oldest evictable events", {
-          inUse: mib(v.use.inUse),
-          budget: mib(b.max),
+    const was = this.budget.evicting;
+    const stored = (this.s.events.getStats() as { entryCount: number }).entryCount;
+    const v = await this.budget.look(b, stored, this.pending(), this.walk());
+    // The writer asks again: it holds events on, or writes them (the evictions below run either way).
+    this.release();
+    const use = this.budget.use;
+    if (v.action === "none") {
+      if (was && this.episode > 0)
+        log.info("disk budget: under the low-water mark again", {
+          evicted: this.episode,
+          inUse: use ? mib(use.inUse) : "",
           lowWater: mib(b.lowWater),
         });
-      let n = 0;
-      for (let i = 0; i < v.events.length && !this.stopped; i += REMOVE_BATCH)
-        n += await this.remove({ serials: v.events.slice(i, i + REMOVE_BATCH).map((e) => e.serial) });
-      this.removedByBudget += n;
-      this.episode += n;
-      this.evictedThrough = this.s.lastRemoval;
-      if (n === 0) return;
+      this.episode = 0;
+      this.roomAgain();
+      return;
     }
+    if (v.action === "full") {
+      if (this.full === undefined)
+        log.error("disk budget: over it with nothing left to evict, events refused", { reason: v.reason });
+      this.full = v.reason;
+      return;
+    }
+    this.roomAgain();
+    if (!was)
+      log.info("disk budget: near it, evicting the oldest evictable events", {
+        inUse: mib(v.use.inUse),
+        budget: mib(b.max),
+        lowWater: mib(b.lowWater),
+      });
+    let n = 0;
+    for (let i = 0; i < v.events.length && !this.stopped; i += REMOVE_BATCH)
+      n += await this.remove({ serials: v.events.slice(i, i + REMOVE_BATCH).map((e) => e.serial) });
+    this.removedByBudget += n;
+    this.episode += n;
+    if (n > 0) this.outstanding.push({ seq: this.s.lastRemoval, n, at: Date.now() });
+  }
+
+  /**
+   * Events evicted whose pages have not come back yet: those the consumers have not applied
+   * (the log keeps each one's removal record until they have, the derived indexes its entries).
+   */
+  private pending(): number {
+    const s = this.s;
+    const applied = s.logRemovals ? (readWatermark(s, INDEXES)?.removal ?? 0) : Number.POSITIVE_INFINITY;
+    const since = Date.now() - OUTSTANDING_MS;
+    this.outstanding = this.outstanding.filter((o) => o.seq > applied && o.at > since);
+    let n = 0;
+    for (const o of this.outstanding) n += o.n;
+    return n;
   }
 
   private roomAgain(): void {
     if (this.full === undefined) return;
     log.info("disk budget: room again, events accepted");
     this.full = undefined;
-  }
-
-  /**
-   * After a round of evictions, waits for the space it frees: until the consumers have applied
-   * its removals (their watermark's removal seq is past it), and then while the data in use
-   * goes on shrinking. Why: the derived indexes give pages back after the log does, and search
-   * later still (it purges removed documents' postings in batches of thousands, and keeps their
-   * words meanwhile): measured at once, the freed space is not there yet, and the budget
-   * evicted twice what it had to (60,000 events 24 MiB over a 64 MiB budget: 43,000 evicted).
-   */
-  private async settled(): Promise<void> {
-    const s = this.s;
-    if (this.evictedThrough === 0) return;
-    const end = Date.now() + SETTLE_MS;
-    while (s.logRemovals && !this.stopped && Date.now() < end) {
-      if ((readWatermark(s, INDEXES)?.removal ?? 0) >= this.evictedThrough) break;
-      await Bun.sleep(50);
-    }
-    let last = diskUse(s).inUse;
-    while (!this.stopped && Date.now() < end) {
-      await Bun.sleep(SHRINK_MS);
-      const now = diskUse(s).inUse;
-      if (now >= last) break;
-      last = now;
-    }
-    this.evictedThrough = 0;
   }
 }

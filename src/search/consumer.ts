@@ -19,7 +19,6 @@ import {
   BLOCK_BYTES,
   blockKey,
   encodeBlocks,
-  filterBlock,
   flatten,
   keyFirstSerial,
   MAX_LENGTH,
@@ -39,6 +38,7 @@ import { eventTokens } from "./fields.ts";
 import type { ImpactState } from "./impact.ts";
 import { IMPACT_KEY, impactValue, isHigh, needsRebuild, readImpact, THRESHOLD } from "./impact.ts";
 import { type BlockView, VIEW_ENCODER } from "./postings.ts";
+import { purgeByToken, SweepPurge } from "./purge.ts";
 import { TOKENIZER_VERSION } from "./tokenize.ts";
 
 /** An event's searchable text: its distinct tokens with their frequencies, and its length. */
@@ -99,6 +99,17 @@ export const PURGE_AT = 4096;
  */
 const PURGE_SHARE = 1;
 const PURGE_MIN = 64;
+/**
+ * A purge sweeps every block instead of looking up each removed document's tokens once the
+ * lookups would pass an eighth of the blocks: a lookup (a reverse range read of one entry) costs
+ * about what reading eight blocks in order does.
+ */
+const SWEEP_WHEN = 8;
+/**
+ * Blocks read per batch by a sweep: 8 MiB, a few tens of ms. A slice rewrites at most that
+ * much, so a batch's transaction takes no more fresh pages for the purge than this.
+ */
+const SWEEP_SLICE_BYTES = 8 * 2 ** 20;
 const SEP = "\u0000";
 
 export class SearchIndex implements Consumer<Doc, SearchView> {
@@ -124,6 +135,13 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
 
   /** purge once this many removed documents wait (tests set it low) */
   purgeAt = PURGE_AT;
+  /** a purge by sweep under way (purge.ts), a slice per batch */
+  private sweep: SweepPurge | undefined;
+  /** a purge sweeps once its lookups times this pass the blocks (tests: 0 never, Infinity always) */
+  sweepWhen = SWEEP_WHEN;
+  /** bytes of blocks a sweep reads per batch, and blocks per range read (tests lower them) */
+  sweepSliceBytes = SWEEP_SLICE_BYTES;
+  sweepChunk: number | undefined;
   /** the rarest word's documents from which a search tries the high lists first (tests lower it) */
   highFrom = 50_000;
   /**
@@ -221,9 +239,12 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
     const total = cur.totalLength + length;
     if (docs !== 0 || length !== 0) this.meta.put(STATS_KEY, statsValue(live, total));
     if (needsRebuild(impact, live, total / (live || 1))) this.rebuildHigh(total / live, live);
-    const waiting = this.goneSerials.size;
-    if (waiting >= this.purgeAt || (waiting >= PURGE_MIN && waiting >= live * PURGE_SHARE))
-      this.purge(this.purgeAt * 2);
+    if (this.sweep) this.sweepOn();
+    else {
+      const waiting = this.goneSerials.size;
+      if (waiting >= this.purgeAt || (waiting >= PURGE_MIN && waiting >= live * PURGE_SHARE))
+        this.purge(this.purgeAt * 2);
+    }
   }
 
   /**
@@ -286,16 +307,18 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
   }
 
   /**
-   * Rewrites the blocks holding postings of up to `max` removed documents without them, each
-   * block once however many of them it holds, and forgets those documents.
+   * Purges up to `max` removed documents (purge.ts): by token when their tokens are few beside
+   * the index's blocks, else by a sweep of every block, a slice per batch.
    */
   private purge(max: number): void {
     const byToken = new Map<string, Set<number>>();
-    const done: Buffer[] = [];
+    const serials: number[] = [];
+    let lookups = 0;
     for (const { key, value } of this.gone.getRange({ limit: max })) {
       const serial = readU64(key as Buffer, 0);
-      done.push(Buffer.from(key as Buffer));
+      serials.push(serial);
       for (const t of (value as Buffer).toString("utf8").split(SEP)) {
+        lookups++;
         let set = byToken.get(t);
         if (!set) {
           set = new Set();
@@ -304,16 +327,34 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
         set.add(serial);
       }
     }
-    for (const [t, serials] of byToken) {
-      const prefix = tokenPrefix(t);
-      const sorted = [...serials].sort((x, y) => x - y);
-      purgeToken(this.blocks, prefix, serials, sorted);
-      purgeToken(this.high, prefix, serials, sorted);
+    const blocks = (this.blocks.getStats() as { entryCount: number }).entryCount;
+    if (lookups * this.sweepWhen > blocks) {
+      this.sweep = new SweepPurge(serials, [this.blocks, this.high], this.sweepChunk);
+      this.sweepOn();
+      return;
     }
-    for (const k of done) {
-      this.gone.remove(k);
-      this.goneSerials.delete(readU64(k, 0));
+    purgeByToken([this.blocks, this.high], byToken);
+    this.forget(serials);
+  }
+
+  /** The sweep's next slice; once it is done, its documents leave the gone list. */
+  private sweepOn(): void {
+    const sw = this.sweep!;
+    if (!sw.step(this.sweepSliceBytes)) return;
+    this.sweep = undefined;
+    this.forget(sw.serials);
+  }
+
+  private forget(serials: Iterable<number>): void {
+    for (const serial of serials) {
+      this.gone.remove(serialKey(serial));
+      this.goneSerials.delete(serial);
     }
+  }
+
+  /** A purge by sweep is under way (tests). */
+  get sweeping(): boolean {
+    return this.sweep !== undefined;
   }
 
   clear(_s: Store): void {
@@ -321,6 +362,7 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
     this.high.clearSync();
     this.gone.clearSync();
     this.goneSerials.clear();
+    this.sweep = undefined;
     this.meta.clearSync();
     // The postings of the first format, one key per posting, with their frequencies.
     for (const name of ["search", "search_df"]) openDb(this.s, name).clearSync();
@@ -383,36 +425,4 @@ function pushTo(m: Map<string, FlatPostings>, t: string, serial: number, tf: num
     m.set(t, list);
   }
   list.push(serial, tf, p.length, p.kind, p.createdAt);
-}
-
-/** Rewrites a token's blocks that hold any of `serials` without them, each block once. */
-function purgeToken(b: BinDb, prefix: Buffer, serials: Set<number>, sorted: readonly number[]): void {
-  const { start, end } = tokenBounds(prefix);
-  // Only the blocks that hold a removed document are read: a common word's postings span
-  // hundreds of blocks, and reading them all for each purge (a copy of each) cost seconds a
-  // purge at a million events, every OK waiting meanwhile.
-  for (let i = 0; i < sorted.length; ) {
-    const s = sorted[i]!;
-    // The block holding s, if any: the last one whose first serial is at most s.
-    let key: Buffer | undefined;
-    let value: Buffer | undefined;
-    for (const e of b.getRange({ start: blockKey(prefix, s), end: start, reverse: true, limit: 1 })) {
-      key = Buffer.from(e.key as Buffer);
-      value = Buffer.from(e.value as Buffer);
-    }
-    const to = value ? readHeader(value).lastSerial : -1;
-    if (!key || !value || to < s) {
-      i++;
-      continue;
-    }
-    while (i < sorted.length && sorted[i]! <= to) i++;
-    const kept = filterBlock(value, (serial) => serials.has(serial));
-    if (!kept) continue;
-    // An emptied block goes, but for the token's last one, whose header carries its df.
-    let isLast = true;
-    for (const _ of b.getKeys({ start: blockKey(prefix, keyFirstSerial(key) + 1), end, limit: 1 }))
-      isLast = false;
-    if (readHeader(kept).count === 0 && !isLast) b.remove(key);
-    else b.put(key, kept);
-  }
 }

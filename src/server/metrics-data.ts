@@ -71,6 +71,16 @@ export function retentionMetrics(x: Exposition, ctx: RelayContext, r: Pruner): v
   x.metric("relay_disk_file_bytes", "gauge", "Length of data.mdb and derived/data.mdb together.", [
     [{}, use.fileBytes],
   ]);
+  x.metric(
+    "relay_disk_by_file_bytes",
+    "gauge",
+    "Each data file's pages in use, free pages and length (what the three totals above add up).",
+    use.files.flatMap((f) => [
+      [{ file: f.file, part: "in_use" }, f.inUse] as [Labels, number],
+      [{ file: f.file, part: "free" }, f.free] as [Labels, number],
+      [{ file: f.file, part: "length" }, f.fileBytes] as [Labels, number],
+    ]),
+  );
 }
 
 /** This node's part in a NATS JetStream cluster (docs/cluster.md). */

@@ -46,6 +46,11 @@ export interface WriterOptions extends ApplyRules {
    */
   backlog?: () => BacklogState;
   /**
+   * The disk budget's files at their bound (retention/budget.ts): events wait until this
+   * resolves and is asked again, while tasks (the evictions that make room) go on.
+   */
+  hold?: () => Promise<void> | undefined;
+  /**
    * hand on what other processes commit to the log too (the relay, whose readers, live
    * subscribers and consumers must see it); a data command beside the relay does not
    */
@@ -192,7 +197,14 @@ export class Writer {
         await room;
         continue;
       }
-      const batch = this.queue.splice(0, this.opts.maxBatch);
+      const held = this.opts.hold?.();
+      const batch = held ? this.tasksOnly() : this.queue.splice(0, this.opts.maxBatch);
+      if (batch.length === 0) {
+        // A task queued meanwhile (an eviction) wakes the loop too.
+        await Promise.race([held, new Promise<void>((r) => (this.wake = r))]);
+        this.wake = undefined;
+        continue;
+      }
       const started = performance.now();
       const written = await this.write(batch, this.refusal(room));
       if (written === AGAIN) continue;
@@ -205,6 +217,16 @@ export class Writer {
       await this.settle(commit, flushing);
     }
     await flushing;
+  }
+
+  /** The queued tasks, taken out ahead of the events, which keep their order. */
+  private tasksOnly(): Pending[] {
+    const tasks: Pending[] = [];
+    const events: Pending[] = [];
+    for (const p of this.queue)
+      (p.type === "task" && tasks.length < this.opts.maxBatch ? tasks : events).push(p);
+    this.queue = events;
+    return tasks;
   }
 
   /**

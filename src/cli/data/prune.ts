@@ -99,8 +99,7 @@ async function dueByBudget(
   report.budget = { ...report.budget, inUse: use.inUse, fileBytes: use.fileBytes, free: use.free, perEvent };
   if (b.max <= 0 || use.inUse <= b.max) return [];
   // What the rules remove counts towards it.
-  const left = { ...use, inUse: Math.max(0, use.inUse - chosen.size * perEvent) };
-  const want = evictionCount(left, b.lowWater, stored - chosen.size);
+  const want = evictionCount(Math.max(0, use.inUse - chosen.size * perEvent), b.lowWater, perEvent);
   if (want === 0) return [];
   const found = await oldestEvictable(s, want, { ...o, ...b.evict }, chosen);
   report.budget.due = found.length;
