@@ -30,6 +30,8 @@ interface Args {
   rate: number;
   window: number;
   settleS: number;
+  /** numbers each word of a note takes: the vocabulary is the 14 words times this */
+  vocab: number;
   /** print a line every N seconds: du of each file, data in use, evicted so far */
   timeline: number;
   relayFlags: string[];
@@ -48,6 +50,7 @@ function parse(argv: string[]): Args {
     window: 50,
     settleS: 15,
     timeline: 0,
+    vocab: 997,
     relayFlags: dash < 0 ? [] : argv.slice(dash + 1),
   };
   for (let i = 0; i < mine.length; i += 2) {
@@ -62,6 +65,7 @@ function parse(argv: string[]): Args {
     else if (k === "--window") a.window = Number(v);
     else if (k === "--settle") a.settleS = Number(v);
     else if (k === "--timeline") a.timeline = Number(v);
+    else if (k === "--vocab") a.vocab = Number(v);
     else throw new Error(`unknown option ${k}`);
   }
   return a;
@@ -71,7 +75,7 @@ const WORDS =
   "amber basil cedar delta ember fjord grove heron indigo juniper kestrel lumen marble nectar".split(" ");
 
 /** Signed events: one kind 0, then `n` notes of about `size` bytes, each a second newer. */
-function dataset(n: number, size: number): string[] {
+function dataset(n: number, size: number, vocab: number): string[] {
   const authors = 50;
   const sks = new Uint8Array(authors * 32);
   for (let i = 0; i < sks.length; i++) sks[i] = (i * 131 + 7) & 0xff;
@@ -101,7 +105,7 @@ function dataset(n: number, size: number): string[] {
   for (let i = 0; i < n; i++) {
     let text = `n${i}`;
     for (let k = 0; text.length < size; k++)
-      text += ` ${WORDS[(i + k) % WORDS.length]}${(i * 31 + k * 7) % 997}`;
+      text += ` ${WORDS[(i + k) % WORDS.length]}${(i * 31 + k * 7) % vocab}`;
     out.push(make(1 + (i % (authors - 1)), 1, start + 1 + i, text));
   }
   return out;
@@ -170,7 +174,7 @@ const pct = (xs: number[], p: number): number => {
 async function main(): Promise<void> {
   const a = parse(Bun.argv.slice(2));
   const t0 = performance.now();
-  const events = dataset(a.events, a.size);
+  const events = dataset(a.events, a.size, a.vocab);
   console.error(`signed ${events.length} events in ${Math.round(performance.now() - t0)} ms`);
   const data = mkdtempSync(`/tmp/relay-flood-${a.port}-`);
   const budget = a.budgetGb * 2 ** 30;
@@ -227,6 +231,10 @@ async function main(): Promise<void> {
               `inUse=${f(v("relay_disk_in_use_bytes"))}`,
               `logUse=${f(v('relay_disk_by_file_bytes{file="data.mdb",part="in_use"}'))}`,
               `derivedUse=${f(v('relay_disk_by_file_bytes{file="derived/data.mdb",part="in_use"}'))}`,
+              `target=${f(v("relay_disk_target_bytes"))}`,
+              `hold=${v("relay_disk_holding")}`,
+              `heldS=${v("relay_writer_disk_hold_seconds_total").toFixed(1)}`,
+              `backlogS=${v("relay_writer_backlog_wait_seconds_total").toFixed(1)}`,
               `evicted=${v('relay_events_removed_total{by="budget"}')}`,
             ].join(" "),
           );
@@ -249,6 +257,7 @@ async function main(): Promise<void> {
   })();
 
   const outcomes: Record<string, number> = {};
+  const okMs: number[] = [];
   const stored: string[] = [];
   let inFlight = 0;
   let sent = 0;
@@ -264,8 +273,10 @@ async function main(): Promise<void> {
     const id = json.slice(7, 71);
     inFlight++;
     sent++;
+    const at = performance.now();
     done.push(
       pub.publish(json, id).then(([ok, msg]) => {
+        okMs.push(performance.now() - at);
         inFlight--;
         wake?.();
         const key = ok ? "ok" : msg.split(":")[0] || "false";
@@ -308,6 +319,11 @@ async function main(): Promise<void> {
         duPeakAtSeconds: +peakAt.toFixed(1),
         duFinalMiB: +(final / MIB).toFixed(1),
         samplesOverBound: `${overSamples}/${samples}`,
+        okMs: {
+          p50: Math.round(pct(okMs, 50)),
+          p99: Math.round(pct(okMs, 99)),
+          max: Math.round(pct(okMs, 100)),
+        },
         reqProbe: {
           n: probeMs.length,
           p50: Math.round(pct(probeMs, 50)),

@@ -137,7 +137,7 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
     idleMs: config["consumers.idleMs"],
     batch: config["consumers.maxBatch"],
     maxEvents: config["consumers.maxBacklog"],
-    maxBytes: config["consumers.maxBacklogMb"] * 2 ** 20,
+    maxBytes: backlogBytes(config),
     log,
     logError: o.logError,
     applier: thread,
@@ -177,4 +177,18 @@ export function openConsumers(store: Store, config: Config, o: ConsumersOptions 
       runner.resume(thread ?? new InThreadApplier(store, consumers), until);
     },
   };
+}
+
+/**
+ * The bytes that may wait for the consumers: consumers.maxBacklogMb, and under a disk budget at
+ * most a sixteenth of it (at least 1 MiB). What waits is in the log already and comes to the
+ * derived indexes later, in batches of half of it: on a small budget, 32 MiB of 4 KB notes
+ * arriving at once in derived/ doubled the files past what the budget allows (bench/flood.ts).
+ */
+export function backlogBytes(config: Config): number {
+  const set = config["consumers.maxBacklogMb"] * 2 ** 20;
+  const budget = config["store.maxDiskGb"] * 2 ** 30;
+  if (budget <= 0) return set;
+  const cap = Math.max(2 ** 20, Math.floor(budget / 16));
+  return set > 0 ? Math.min(set, cap) : cap;
 }

@@ -33,13 +33,16 @@ export const fileBound = (max: number): number => Math.floor(max * 1.25 + 16 * M
  * are rewritten (docs/operations.md, the slack).
  */
 const FIRST_AMP = 2;
-/** the bounds of that ratio as learned */
-const MIN_AMP = 1.05;
+/** the most that ratio is taken to be, however a file grew */
 const MAX_AMP = 4;
 /** The data in use is never aimed below this share of the budget (past it, storage full). */
 const MIN_TARGET = 0.2;
-/** Events wait (the writer holds them) once the files are this close to their bound. */
+/**
+ * Events wait (the writer holds them) once the files are this close to their bound, with less
+ * than 1/HOLD_FREE of it free inside them.
+ */
 const HOLD_MARGIN = 2 * MIB;
+const HOLD_FREE = 8;
 
 /**
  * Events evicted per look at most. The next look measures again, so an estimate that is off
@@ -114,7 +117,8 @@ export class Budget {
   /**
    * The data in use the files have room for: the files' bound over the bytes of file that each
    * byte in use takes (each file's ratio, weighted by its share of the data), never above the
-   * low-water mark. A file that grows teaches its ratio: the length it needed for what it held.
+   * low-water mark. A file that grows while the budget evicts teaches its ratio: the length it
+   * needed for what it held (the largest seen since start).
    */
   private aim(b: BudgetSettings, use: DiskUse): number {
     let weighted = 0;
@@ -124,8 +128,10 @@ export class Budget {
         a = { ratio: FIRST_AMP, length: f.fileBytes };
         this.amp.set(f.file, a);
       } else if (f.fileBytes > a.length) {
-        if (f.inUse >= MIB)
-          a.ratio = Math.min(MAX_AMP, Math.max(MIN_AMP, (a.ratio + f.fileBytes / f.inUse) / 2));
+        // Learned only while evicting: a file that grows as the data first fills it says
+        // nothing of the pages eviction and its rewrites need (appends take about one each).
+        if (this.evicting && f.inUse >= MIB)
+          a.ratio = Math.min(MAX_AMP, Math.max(a.ratio, f.fileBytes / f.inUse));
         a.length = f.fileBytes;
       }
       weighted += a.ratio * f.inUse;
@@ -156,8 +162,13 @@ export class Budget {
     const estimate = Math.max(0, use.inUse - outstanding * perEvent);
     this.target = target;
     this.estimate = estimate;
-    if (estimate > near) this.evicting = true;
-    this.holding = use.fileBytes >= fileBound(b.max) - HOLD_MARGIN && estimate > target;
+    // Held only where the files have little free room left to write in: pages free inside them
+    // are taken again by later writes (at 16 MiB, holding whenever the files were at their
+    // bound, with half their pages free, halved the rate taken and held OKs for seconds).
+    const bound = fileBound(b.max);
+    this.holding = use.fileBytes >= bound - HOLD_MARGIN && use.free < bound / HOLD_FREE && estimate > target;
+    // Holding events evicts too, however near the mark: otherwise nothing would move again.
+    if (estimate > near || this.holding) this.evicting = true;
     if (!this.evicting || estimate <= target) {
       this.evicting = false;
       return { action: "none" };

@@ -40,6 +40,8 @@ const BUDGET_MS = 250;
  * back: a stalled consumer must not stop the budget from evicting.
  */
 const OUTSTANDING_MS = 30_000;
+/** An episode of eviction is over (and logged) after this long without one. */
+const QUIET_MS = 10_000;
 
 type Pass = "rules" | "budget";
 
@@ -59,8 +61,9 @@ export class Pruner {
   private stopped = false;
   /** evictions whose pages are not all back yet: their last removal seq, how many, when */
   private outstanding: { seq: number; n: number; at: number }[] = [];
-  /** evicted since the data last passed the budget */
+  /** evicted since the data last passed the budget, and when last */
   private episode = 0;
+  private lastEviction = 0;
   /** resolved after the budget's next look: what the writer awaits while it holds events */
   private looked: { promise: Promise<void>; resolve: () => void } | undefined;
 
@@ -220,13 +223,16 @@ export class Pruner {
     this.release();
     const use = this.budget.use;
     if (v.action === "none") {
-      if (was && this.episode > 0)
-        log.info("disk budget: under the low-water mark again", {
+      // An episode ends once a quiet spell follows it: under a flood the budget evicts at most
+      // looks, and a line per look would say nothing more.
+      if (this.episode > 0 && Date.now() - this.lastEviction >= QUIET_MS) {
+        log.info("disk budget: eviction done, under the mark again", {
           evicted: this.episode,
           inUse: use ? mib(use.inUse) : "",
-          lowWater: mib(b.lowWater),
+          target: mib(this.budget.target),
         });
-      this.episode = 0;
+        this.episode = 0;
+      }
       this.roomAgain();
       return;
     }
@@ -237,18 +243,21 @@ export class Pruner {
       return;
     }
     this.roomAgain();
-    if (!was)
+    if (!was && this.episode === 0)
       log.info("disk budget: near it, evicting the oldest evictable events", {
         inUse: mib(v.use.inUse),
         budget: mib(b.max),
-        lowWater: mib(b.lowWater),
+        target: mib(v.target),
       });
     let n = 0;
     for (let i = 0; i < v.events.length && !this.stopped; i += REMOVE_BATCH)
       n += await this.remove({ serials: v.events.slice(i, i + REMOVE_BATCH).map((e) => e.serial) });
     this.removedByBudget += n;
     this.episode += n;
-    if (n > 0) this.outstanding.push({ seq: this.s.lastRemoval, n, at: Date.now() });
+    if (n > 0) {
+      this.outstanding.push({ seq: this.s.lastRemoval, n, at: Date.now() });
+      this.lastEviction = Date.now();
+    }
   }
 
   /**

@@ -106,10 +106,25 @@ const PURGE_MIN = 64;
  */
 const SWEEP_WHEN = 8;
 /**
+ * A removed document keeps its words in search_gone for a purge by token only if it has at most
+ * this many; a longer one is purged by a sweep. Its words cost what its text does: a flood of 4
+ * KB notes evicted for the disk budget put 14 MiB of them in derived/ at once, and a purge by
+ * token of such notes is a sweep's work anyway (a lookup per word).
+ */
+const GONE_WORDS = 64;
+/**
  * Blocks read per batch by a sweep: 8 MiB, a few tens of ms. A slice rewrites at most that
  * much, so a batch's transaction takes no more fresh pages for the purge than this.
  */
 const SWEEP_SLICE_BYTES = 8 * 2 ** 20;
+/**
+ * ... or a sixteenth of the blocks, so that a sweep of a large index ends within 16 batches:
+ * documents removed meanwhile wait for the next one, and at 8 MiB a batch a sweep of 500 MiB
+ * of blocks took 60 batches, long enough under a disk budget's evictions for a third of the
+ * index to be dead postings. A sixteenth of the index is still a small share of the budget's
+ * slack to rewrite in one transaction.
+ */
+const SWEEP_SLICES = 16;
 const SEP = "\u0000";
 
 export class SearchIndex implements Consumer<Doc, SearchView> {
@@ -142,6 +157,8 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
   /** bytes of blocks a sweep reads per batch, and blocks per range read (tests lower them) */
   sweepSliceBytes = SWEEP_SLICE_BYTES;
   sweepChunk: number | undefined;
+  /** the sweep under way's slice: sweepSliceBytes, or a sixteenth of the blocks' pages */
+  private sliceBytes = SWEEP_SLICE_BYTES;
   /** the rarest word's documents from which a search tries the high lists first (tests lower it) */
   highFrom = 50_000;
   /**
@@ -212,7 +229,9 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
         }
         // A removed document's postings stay until a purge; readers skip the serials listed gone.
         for (const t of p.terms.keys()) removed.set(t, (removed.get(t) ?? 0) + 1);
-        this.gone.put(serialKey(serial), Buffer.from([...p.terms.keys()].join(SEP), "utf8"));
+        // Its words, for a purge by token; a long document's (an empty record) only by sweep.
+        const words = p.terms.size <= GONE_WORDS ? [...p.terms.keys()].join(SEP) : "";
+        this.gone.put(serialKey(serial), Buffer.from(words, "utf8"));
         this.goneSerials.add(serial);
         docs--;
         length -= p.length;
@@ -314,9 +333,14 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
     const byToken = new Map<string, Set<number>>();
     const serials: number[] = [];
     let lookups = 0;
+    let long = false;
     for (const { key, value } of this.gone.getRange({ limit: max })) {
       const serial = readU64(key as Buffer, 0);
       serials.push(serial);
+      if ((value as Buffer).length === 0) {
+        long = true;
+        continue;
+      }
       for (const t of (value as Buffer).toString("utf8").split(SEP)) {
         lookups++;
         let set = byToken.get(t);
@@ -327,8 +351,19 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
         set.add(serial);
       }
     }
-    const blocks = (this.blocks.getStats() as { entryCount: number }).entryCount;
-    if (lookups * this.sweepWhen > blocks) {
+    const st = this.blocks.getStats() as {
+      entryCount: number;
+      treeLeafPageCount: number;
+      overflowPages: number;
+      pageSize: number;
+    };
+    const blocks = st.entryCount;
+    // A sweep of a large index goes in at most SWEEP_SLICES batches.
+    this.sliceBytes = Math.max(
+      this.sweepSliceBytes,
+      ((st.treeLeafPageCount + st.overflowPages) * st.pageSize) / SWEEP_SLICES,
+    );
+    if (long || lookups * this.sweepWhen > blocks) {
       this.sweep = new SweepPurge(serials, [this.blocks, this.high], this.sweepChunk);
       this.sweepOn();
       return;
@@ -340,7 +375,7 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
   /** The sweep's next slice; once it is done, its documents leave the gone list. */
   private sweepOn(): void {
     const sw = this.sweep!;
-    if (!sw.step(this.sweepSliceBytes)) return;
+    if (!sw.step(this.sliceBytes)) return;
     this.sweep = undefined;
     this.forget(sw.serials);
   }

@@ -50,6 +50,18 @@ export function retentionMetrics(x: Exposition, ctx: RelayContext, r: Pruner): v
     "1 while the data is over the disk budget with nothing left to evict (events refused with 'error: storage full').",
     [[{}, r.full === undefined ? 0 : 1]],
   );
+  x.metric(
+    "relay_disk_target_bytes",
+    "gauge",
+    "The data in use the budget keeps under now: its low-water mark, or less where the files need the room (0: no budget).",
+    [[{}, r.budget.target]],
+  );
+  x.metric(
+    "relay_disk_holding",
+    "gauge",
+    "1 while the data files are at the budget's bound and events wait for eviction to make room.",
+    [[{}, r.budget.holding ? 1 : 0]],
+  );
   let use: ReturnType<typeof diskUse>;
   try {
     use = diskUse(ctx.store);
@@ -120,6 +132,12 @@ export function writerMetrics(x: Exposition, ctx: RelayContext): void {
     [{}, (ctx.store.events.getStats() as { entryCount: number }).entryCount],
   ]);
   x.metric("relay_writer_batches_total", "counter", "Write transactions committed.", [[{}, w.batches]]);
+  x.metric(
+    "relay_writer_disk_hold_seconds_total",
+    "counter",
+    "Time events waited for the disk budget's data files to have room (eviction catching up at their bound).",
+    [[{}, w.held.ms / 1000]],
+  );
   x.metric("relay_writer_batch_size", "gauge", "Events and tasks in the last write batch.", [
     [{}, w.lastBatchSize],
   ]);

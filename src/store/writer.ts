@@ -79,6 +79,8 @@ export class Writer {
   private idleResolve: (() => void) | undefined;
   private readonly room: NoRoom;
   batches = 0;
+  /** times events waited for the disk budget's files to have room (WriterOptions.hold), and for how long in all */
+  readonly held = { waits: 0, ms: 0 };
   lastBatchSize = 0;
   lastCommitMs = 0;
 
@@ -201,8 +203,11 @@ export class Writer {
       const batch = held ? this.tasksOnly() : this.queue.splice(0, this.opts.maxBatch);
       if (batch.length === 0) {
         // A task queued meanwhile (an eviction) wakes the loop too.
+        const t = performance.now();
+        this.held.waits++;
         await Promise.race([held, new Promise<void>((r) => (this.wake = r))]);
         this.wake = undefined;
+        this.held.ms += performance.now() - t;
         continue;
       }
       const started = performance.now();
