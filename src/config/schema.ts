@@ -124,7 +124,7 @@ export const SCHEMA = {
   ),
   "store.maxDiskGb": n(
     0,
-    "disk budget in GiB (0 = none): the pages in use in data.mdb and derived/data.mdb (file pages less LMDB's free pages); past it the oldest evictable events are removed until the data is under store.lowWaterPercent of it, and while nothing can be evicted events are refused with 'error: storage full'",
+    "disk budget in GiB (0 = none): the pages in use in data.mdb and derived/data.mdb (file pages less LMDB's free pages); near it the oldest evictable events are removed, in step with what arrives, until the data is under store.lowWaterPercent of it (or less where the files need it: they are kept within the budget x 1.25 + 16 MiB, docs/operations.md), and while nothing can be evicted events are refused with 'error: storage full'",
     true,
   ),
   "store.lowWaterPercent": i(

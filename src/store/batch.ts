@@ -59,6 +59,18 @@ export type BacklogState =
   /** full, and it cannot drain (the consumers' disk is full): refuse events for this reason */
   | { refuse: string; full: boolean };
 
+/** Takes up to `max` tasks out of `queue`, ahead of its events, which stay in their order. */
+export function takeTasks(queue: Pending[], max: number): Pending[] {
+  const tasks: Pending[] = [];
+  let w = 0;
+  for (const p of queue) {
+    if (p.type === "task" && tasks.length < max) tasks.push(p);
+    else queue[w++] = p;
+  }
+  queue.length = w;
+  return tasks;
+}
+
 /** Every event of the batch gets `reject`; its tasks run in the transaction all the same. */
 export function refuseAll(batch: Pending[], reject: Reject): void {
   for (const p of batch) if (p.type === "event") p.outcome = { status: "rejected", reject };

@@ -145,3 +145,40 @@ test("every batch the writer publishes is readable by serial at that moment, wit
   expect(published).toBe(400);
   expect(missing).toEqual([]);
 });
+
+test("while the disk budget holds events, they wait in order and tasks queued behind them still run", async () => {
+  let release = (): void => {};
+  let holding = true;
+  const asked: number[] = [];
+  const w = new Writer(
+    store,
+    {
+      maxBatch: 64,
+      hold: () => {
+        asked.push(Date.now());
+        return holding ? new Promise<void>((r) => (release = r)) : undefined;
+      },
+    },
+    () => {},
+  );
+  const events = [ev(301), ev(302), ev(303)].map(([event, json]) => ({ event, json }));
+  let answered = false;
+  const outcomes = w.submitMany(events).then((o) => {
+    answered = true;
+    return o;
+  });
+  // A task queued after the events (an eviction) runs while they wait.
+  expect(await w.task(() => "evicted")).toBe("evicted");
+  await Bun.sleep(50);
+  expect(answered).toBe(false);
+  // Released: the next ask finds room, and the events are stored in the order sent.
+  holding = false;
+  release();
+  const o = await outcomes;
+  expect(o.map((x) => x.status)).toEqual(["stored", "stored", "stored"]);
+  const serials = o.map((x) => (x as { serial: number }).serial);
+  expect(serials).toEqual([...serials].sort((a, b) => a - b));
+  expect(w.held.waits).toBeGreaterThan(0);
+  expect(asked.length).toBeGreaterThan(1);
+  await w.drain();
+});

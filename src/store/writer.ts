@@ -18,7 +18,7 @@ import type { Reject } from "../wire/reasons.ts";
 import { error } from "../wire/reasons.ts";
 import type { ApplyRules } from "./apply-event.ts";
 import type { BacklogState, Committed, Group, Pending, ToWrite, WriteOutcome } from "./batch.ts";
-import { answer, FULL, failAll, refuseAll, refusedFull } from "./batch.ts";
+import { answer, FULL, failAll, refuseAll, refusedFull, takeTasks } from "./batch.ts";
 import { batchTxn } from "./batch-txn.ts";
 import { syncLog } from "./log-sync.ts";
 import { NoRoom } from "./no-room.ts";
@@ -200,10 +200,11 @@ export class Writer {
         continue;
       }
       const held = this.opts.hold?.();
-      const batch = held ? this.tasksOnly() : this.queue.splice(0, this.opts.maxBatch);
+      const batch = held
+        ? takeTasks(this.queue, this.opts.maxBatch)
+        : this.queue.splice(0, this.opts.maxBatch);
       if (batch.length === 0) {
-        // A task queued meanwhile (an eviction) wakes the loop too.
-        const t = performance.now();
+        const t = performance.now(); // a task queued meanwhile (an eviction) wakes the loop too
         this.held.waits++;
         await Promise.race([held, new Promise<void>((r) => (this.wake = r))]);
         this.wake = undefined;
@@ -222,16 +223,6 @@ export class Writer {
       await this.settle(commit, flushing);
     }
     await flushing;
-  }
-
-  /** The queued tasks, taken out ahead of the events, which keep their order. */
-  private tasksOnly(): Pending[] {
-    const tasks: Pending[] = [];
-    const events: Pending[] = [];
-    for (const p of this.queue)
-      (p.type === "task" && tasks.length < this.opts.maxBatch ? tasks : events).push(p);
-    this.queue = events;
-    return tasks;
   }
 
   /**
