@@ -7,9 +7,14 @@
 //   bun bench/flood.ts --budget-gb 0.05 --events 26400 --size 4000 --rate 440
 //   bun bench/flood.ts --budget-gb 0.05 --rate 0 --window 50 -- --search.enabled false
 //   bun bench/flood.ts --tree /tmp/wt-base --budget-gb 0.5 --events 200000
+//   bun bench/flood.ts --budget-gb 0.015625 --events 12000 --rate 0 --vocab 400 --timeline 1
 //
 // Prints one JSON summary: the peak of `du` against the bound the budget promises
-// (budget × 1.25 + 16 MiB), OKs by outcome, the REQ probe's latencies, what is served after.
+// (budget × 1.25 + 16 MiB), OKs by outcome and latency, the REQ probe's latencies, what is
+// served after. --timeline N prints, every N seconds, each file's length and pages in use, the
+// budget's target, whether the writer holds events, and the evictions so far (from /metrics);
+// --vocab sets how many numbers each of the 14 words takes (a smaller vocabulary: each note holds
+// more of it); FLOOD_KEEP=1 keeps the data directory for `relay stats`.
 import { mkdtempSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { schnorr } from "@noble/curves/secp256k1.js";
