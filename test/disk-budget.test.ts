@@ -7,28 +7,14 @@
 // relay refuses with `error: storage full`, keeps serving reads, and takes events again once
 // the budget allows.
 import { describe, expect, test } from "bun:test";
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
 import type { Event } from "nostr-tools/pure";
 import { getPublicKey } from "nostr-tools/pure";
 import { diskUse } from "../src/store/disk-use.ts";
-import { newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
+import { dirBytes, newKey, now, RawClient, signed, startTestRelay } from "./harness.ts";
 import { metric, until } from "./procs.ts";
 
 const MIB = 2 ** 20;
 const gb = (bytes: number): string => String(bytes / 2 ** 30);
-
-/**
- * Disk every file under `dir` takes (data.mdb, derived/data.mdb, the lock files): their blocks,
- * not their lengths. The relay's derived/data.mdb is as long as its memory map, a sparse file
- * (store/store.ts writeMapSize); `du` counts the same.
- */
-function dirBytes(dir: string): number {
-  let n = 0;
-  for (const f of readdirSync(dir, { withFileTypes: true }))
-    n += f.isDirectory() ? dirBytes(join(dir, f.name)) : statSync(join(dir, f.name)).blocks * 512;
-  return n;
-}
 
 const WORDS = "amber basil cedar delta ember fjord grove heron indigo juniper kestrel lumen".split(" ");
 /** A note of forty words drawn from a few thousand, so search has postings to keep and purge. */

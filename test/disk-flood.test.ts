@@ -7,20 +7,10 @@
 // each hold a tenth of a small vocabulary rewrites the whole search index every batch, and the
 // bound does not hold yet (docs/operations.md says by how much).
 import { describe, expect, test } from "bun:test";
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
-import { newKey, RawClient, signed, startTestRelay } from "./harness.ts";
+import { dirBytes, newKey, RawClient, signed, startTestRelay } from "./harness.ts";
 import { metric } from "./procs.ts";
 
 const MIB = 2 ** 20;
-
-/** Blocks every file under `dir` takes, as `du` counts them (derived/data.mdb is sparse). */
-function dirBytes(dir: string): number {
-  let n = 0;
-  for (const f of readdirSync(dir, { withFileTypes: true }))
-    n += f.isDirectory() ? dirBytes(join(dir, f.name)) : statSync(join(dir, f.name)).blocks * 512;
-  return n;
-}
 
 const WORDS = "amber basil cedar delta ember fjord grove heron indigo juniper kestrel lumen".split(" ");
 /** About 4 KB of words from a few thousand, numbered so that no two notes are the same. */

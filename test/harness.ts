@@ -1,7 +1,7 @@
 // Test harness: cleanup that registers itself, temp directories, a real relay on port 0 over
 // one, and a raw WebSocket client that records every frame, for tests that check exact bytes.
 import { afterAll, onTestFinished } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { finalizeEvent, generateSecretKey } from "nostr-tools/pure";
@@ -46,6 +46,18 @@ export function tempDir(prefix = "relay-test-"): string {
   const dir = makeDir(prefix);
   cleanup(() => removeDir(dir));
   return dir;
+}
+
+/**
+ * Disk every file under `dir` takes (data.mdb, derived/data.mdb, the lock files): their blocks,
+ * not their lengths. The relay's derived/data.mdb is as long as its memory map, a sparse file
+ * (store/store.ts writeMapSize); `du` counts the same.
+ */
+export function dirBytes(dir: string): number {
+  let n = 0;
+  for (const f of readdirSync(dir, { withFileTypes: true }))
+    n += f.isDirectory() ? dirBytes(join(dir, f.name)) : statSync(join(dir, f.name)).blocks * 512;
+  return n;
 }
 
 export interface TestRelay extends Relay {

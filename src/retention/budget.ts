@@ -56,7 +56,7 @@ export type BudgetVerdict =
   /** under it (or no budget): nothing to do */
   | { action: "none" }
   /** evict these, oldest first */
-  | { action: "evict"; events: Found[]; use: DiskUse; estimate: number; target: number }
+  | { action: "evict"; events: Found[]; use: DiskUse; target: number }
   /** over it, and nothing is evictable: refuse events for this reason */
   | { action: "full"; reason: string };
 
@@ -64,18 +64,14 @@ export interface BudgetSettings {
   /** bytes, 0 = no budget */
   max: number;
   lowWater: number;
-  /** eviction starts once the data passes this: half way from the low-water mark to the budget */
-  near: number;
   evict: Omit<EvictOptions, keyof WalkOptions>;
 }
 
 export function budgetSettings(c: Config): BudgetSettings {
   const max = Math.floor(c["store.maxDiskGb"] * 2 ** 30);
-  const lowWater = Math.floor((max * c["store.lowWaterPercent"]) / 100);
   return {
     max,
-    lowWater,
-    near: Math.floor((lowWater + max) / 2),
+    lowWater: Math.floor((max * c["store.lowWaterPercent"]) / 100),
     evict: {
       first: c["store.evictFirstKinds"],
       pinKinds: new Set(c["store.pinKinds"]),
@@ -96,12 +92,10 @@ export function evictionCount(inUse: number, lowWater: number, perEvent: number)
 export class Budget {
   /** the last measure, for /metrics and the log */
   use: DiskUse | undefined;
-  /** over the budget: evicting until under the low-water mark */
+  /** near the budget: evicting until under the target */
   evicting = false;
   /** what the data in use is kept under now (bytes): the low-water mark, or less where the files need it */
   target = 0;
-  /** the data in use counting outstanding evictions as gone, at the last look */
-  estimate = 0;
   /** the files are at their bound while eviction catches up: the writer holds events */
   holding = false;
   /** per file: bytes of file per byte in use, learned when the file grows; its length then */
@@ -161,7 +155,6 @@ export class Budget {
     const perEvent = use.inUse / Math.max(1, stored + outstanding);
     const estimate = Math.max(0, use.inUse - outstanding * perEvent);
     this.target = target;
-    this.estimate = estimate;
     // Held only where the files have little free room left to write in: pages free inside them
     // are taken again by later writes (at 16 MiB, holding whenever the files were at their
     // bound, with half their pages free, halved the rate taken and held OKs for seconds).
@@ -183,7 +176,7 @@ export class Budget {
           });
     if (events.length > 0) {
       this.emptyAt = "";
-      return { action: "evict", events, use, estimate, target };
+      return { action: "evict", events, use, target };
     }
     this.emptyAt = state;
     this.holding = false;

@@ -1,11 +1,11 @@
 // Retention rules and the disk budget in the running relay. Every `retention.intervalSeconds` a
-// sweep looks for events past their rule, and every second the budget is measured; what either
-// finds (due.ts, budget.ts, read outside any transaction) is removed by writer tasks of at most
-// REMOVE_BATCH events, queued with the clients' events, so no removal holds a write transaction
-// for long and reads never wait for one. One pass runs at a time. The writer asks `refuse` about
-// every event it is given: one already past its rule is refused with `blocked:`, and every event
-// is refused with `error: storage full: …` while the data is over the budget and nothing is left
-// to evict.
+// sweep looks for events past their rule, and four times a second the budget is measured; what
+// either finds (due.ts, budget.ts, read outside any transaction) is removed by writer tasks of at
+// most REMOVE_BATCH events, queued with the clients' events, so no removal holds a write
+// transaction for long and reads never wait for one. One pass runs at a time. The writer asks
+// `refuse` about every event it is given: one already past its rule is refused with `blocked:`,
+// and every event is refused with `error: storage full: …` while the data is over the budget and
+// nothing is left to evict; it asks `hold` before each batch (the budget's files at their bound).
 import type { Config } from "../config/schema.ts";
 import { log } from "../log.ts";
 import type { NostrEvent } from "../nostr/event.ts";
@@ -207,7 +207,7 @@ export class Pruner {
     if (Object.keys(removed).length > 0) log.info("retention: removed events past their rules", removed);
   }
 
-  /** Measures the data; near the budget, evicts down to the low-water mark. */
+  /** Measures the data; near the budget, evicts down to its target (budget.ts). */
   private async checkBudget(): Promise<void> {
     const b = budgetSettings(this.config());
     if (b.max <= 0) {
@@ -223,8 +223,8 @@ export class Pruner {
     this.release();
     const use = this.budget.use;
     if (v.action === "none") {
-      // An episode ends once a quiet spell follows it: under a flood the budget evicts at most
-      // looks, and a line per look would say nothing more.
+      // An episode ends once a quiet spell follows it: under a flood the budget evicts at every
+      // look, and a line per look would say nothing more.
       if (this.episode > 0 && Date.now() - this.lastEviction >= QUIET_MS) {
         log.info("disk budget: eviction done, under the mark again", {
           evicted: this.episode,
