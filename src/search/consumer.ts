@@ -157,8 +157,6 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
   /** bytes of blocks a sweep reads per batch, and blocks per range read (tests lower them) */
   sweepSliceBytes = SWEEP_SLICE_BYTES;
   sweepChunk: number | undefined;
-  /** the sweep under way's slice: sweepSliceBytes, or a sixteenth of the blocks' pages */
-  private sliceBytes = SWEEP_SLICE_BYTES;
   /** the rarest word's documents from which a search tries the high lists first (tests lower it) */
   highFrom = 50_000;
   /**
@@ -357,14 +355,13 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
       overflowPages: number;
       pageSize: number;
     };
-    const blocks = st.entryCount;
-    // A sweep of a large index goes in at most SWEEP_SLICES batches.
-    this.sliceBytes = Math.max(
-      this.sweepSliceBytes,
-      ((st.treeLeafPageCount + st.overflowPages) * st.pageSize) / SWEEP_SLICES,
-    );
-    if (long || lookups * this.sweepWhen > blocks) {
-      this.sweep = new SweepPurge(serials, [this.blocks, this.high], this.sweepChunk);
+    if (long || lookups * this.sweepWhen > st.entryCount) {
+      // A sweep of a large index goes in at most SWEEP_SLICES batches.
+      const slice = Math.max(
+        this.sweepSliceBytes,
+        ((st.treeLeafPageCount + st.overflowPages) * st.pageSize) / SWEEP_SLICES,
+      );
+      this.sweep = new SweepPurge(serials, [this.blocks, this.high], slice, this.sweepChunk);
       this.sweepOn();
       return;
     }
@@ -375,7 +372,7 @@ export class SearchIndex implements Consumer<Doc, SearchView> {
   /** The sweep's next slice; once it is done, its documents leave the gone list. */
   private sweepOn(): void {
     const sw = this.sweep!;
-    if (!sw.step(this.sliceBytes)) return;
+    if (!sw.step()) return;
     this.sweep = undefined;
     this.forget(sw.serials);
   }

@@ -20,7 +20,7 @@ import type { BinDb } from "../store/types.ts";
 import { blockKey, filterBlock, keyFirstSerial, readHeader, tokenBounds, tokenPrefix } from "./blocks.ts";
 
 /** Rewrites a token's blocks that hold any of `serials` without them, each block once. */
-export function purgeToken(b: BinDb, prefix: Buffer, serials: Set<number>, sorted: readonly number[]): void {
+function purgeToken(b: BinDb, prefix: Buffer, serials: Set<number>, sorted: readonly number[]): void {
   const { start, end } = tokenBounds(prefix);
   // Only the blocks that hold a removed document are read: a common word's postings span
   // hundreds of blocks, and reading them all for each purge (a copy of each) cost seconds a
@@ -82,6 +82,8 @@ export class SweepPurge {
   constructor(
     serials: Iterable<number>,
     private readonly dbs: readonly BinDb[],
+    /** bytes of blocks read per step */
+    private readonly sliceBytes: number,
     /** blocks per range read (tests lower it to cross chunks) */
     private readonly chunkSize = CHUNK,
   ) {
@@ -107,12 +109,12 @@ export class SweepPurge {
   }
 
   /**
-   * Sweeps on until about `bytes` of blocks have been read or everything has; returns whether
+   * Sweeps on until about a slice of blocks has been read or everything has; returns whether
    * the purge is done. Runs inside the consumers' write transaction.
    */
-  step(bytes: number): boolean {
+  step(): boolean {
     let read = 0;
-    while (!this.done && read < bytes) {
+    while (!this.done && read < this.sliceBytes) {
       const b = this.dbs[this.db]!;
       // Read a chunk first and write after: no put while a range read is open on the database.
       const chunk: { key: Buffer; value: Buffer | undefined }[] = [];
